@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "context.h"
+
+#include "pluginregistry.h"
+#include "storage/historywriter.h"
+#include "storage/store.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QJsonDocument>
+#include <QProcessEnvironment>
+
+namespace replhost::core {
+
+using sdk::Event;
+using sdk::Session;
+
+namespace {
+
+qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+
+// Bytes an event adds to an execution's output, for the output cap.
+qint64 outputSize(const Event &event)
+{
+    switch (event.kind) {
+    case Event::Kind::Stream:
+        return event.fields.value(QLatin1String("text")).toString().size();
+    case Event::Kind::Display:
+    case Event::Kind::Result:
+        return QJsonDocument(event.fields.value(QLatin1String("data")).toObject())
+            .toJson(QJsonDocument::Compact).size();
+    default:
+        return 0;
+    }
+}
+
+Environment baseEnvironment()
+{
+    Environment env;
+    const auto system = QProcessEnvironment::systemEnvironment();
+    for (const QString &key : system.keys()) {
+        // The host's own secrets and settings are not the interpreter's business.
+        if (key.startsWith(QLatin1String("REPLHOST_")))
+            continue;
+        env.insert(key, system.value(key));
+    }
+    return env;
+}
+
+} // namespace
+
+Context::Context(ContextManager *manager, storage::ContextRecord record, QString workspaceName,
+                 bool dormant)
+    : QObject(manager)
+    , m_manager(manager)
+    , m_record(std::move(record))
+    , m_workspaceName(std::move(workspaceName))
+    , m_state(dormant ? QStringLiteral("dormant") : QStringLiteral("starting"))
+    , m_hadState(dormant && m_record.executionCount > 0)
+{
+    m_timeout.setSingleShot(true);
+    connect(&m_timeout, &QTimer::timeout, this, [this] {
+        if (!m_running.execution || !m_session)
+            return;
+        m_timedOut = true;
+        m_session->interrupt(m_running.execution->id());
+    });
+}
+
+Context::~Context()
+{
+    // The session's destructor kills the worker's process group; no signals reach us from it.
+    if (m_session)
+        m_session->disconnect(this);
+}
+
+ContextInfo Context::info() const
+{
+    ContextInfo info;
+    info.id = m_record.id;
+    info.workspace = m_workspaceName;
+    info.language = m_record.language;
+    info.name = m_record.name;
+    info.cwd = m_record.cwd;
+    info.state = m_state;
+    info.executionCount = m_record.executionCount;
+    info.queued = int(m_queue.size());
+    info.pid = m_session ? m_session->info().pid : 0;
+    info.createdAt = m_record.createdAt;
+    info.lastUsedAt = m_record.lastUsedAt;
+    info.languageVersion = m_languageVersion;
+    return info;
+}
+
+void Context::setState(const QString &state)
+{
+    if (m_state == state)
+        return;
+    m_state = state;
+    emit changed();
+}
+
+void Context::invalidateEnvironment()
+{
+    m_desiredEnvValid = false;
+}
+
+Environment Context::desiredEnvironment()
+{
+    if (m_desiredEnvValid)
+        return m_desiredEnv;
+    Environment env = baseEnvironment();
+    if (auto ws = m_manager->m_store->env(storage::EnvScope::Workspace, m_record.workspaceId))
+        env = EnvLayers::apply(env, *ws);
+    if (auto ctx = m_manager->m_store->env(storage::EnvScope::Context, m_record.id))
+        env = EnvLayers::apply(env, *ctx);
+    m_desiredEnv = env;
+    m_desiredEnvValid = true;
+    return env;
+}
+
+Result<void> Context::ensureSession()
+{
+    if (m_session)
+        return {};
+    auto plugin = m_manager->m_plugins->resolve(m_record.language);
+    if (!plugin)
+        return plugin.error();
+    const PluginEntry *entry = *plugin;
+
+    sdk::SessionOptions options;
+    options.contextId = m_record.id;
+    options.workingDirectory = m_record.cwd;
+    if (!QDir(options.workingDirectory).exists()) {
+        // The directory went away while the context slept: fall back to the workspace root.
+        if (auto ws = m_manager->m_store->workspaceById(m_record.workspaceId); ws && ws->has_value())
+            options.workingDirectory = ws->value().directory;
+    }
+    options.environment = desiredEnvironment();
+    options.settings = m_manager->m_languageSettings.value(entry->id).toObject();
+    m_appliedEnv = options.environment;
+
+    m_session = entry->handler->createSession(entry->runtime, options);
+    m_sessionReady = false;
+    Session *session = m_session.get();
+    connect(session, &Session::ready, this, [this] {
+        m_sessionReady = true;
+        m_languageVersion = m_session->info().languageVersion;
+        setState(QStringLiteral("idle"));
+        pump();
+    });
+    connect(session, &Session::failed, this, &Context::onSessionFailed);
+    connect(session, &Session::event, this, &Context::onSessionEvent);
+    connect(session, &Session::terminated, this, &Context::onSessionTerminated);
+    setState(QStringLiteral("starting"));
+    session->start();
+    return {};
+}
+
+void Context::warmUp()
+{
+    if (auto r = ensureSession(); !r)
+        setState(QStringLiteral("dead"));
+}
+
+void Context::enqueue(const ExecutionPtr &execution, const QMap<QString, QString> &execEnv,
+                      const QStringList &execUnset, int timeoutMs)
+{
+    Pending pending;
+    pending.execution = execution;
+    pending.execEnv.set = execEnv;
+    pending.execEnv.unset = execUnset;
+    pending.timeoutMs = timeoutMs;
+    m_queue.enqueue(pending);
+    emit changed();
+    if (auto r = ensureSession(); !r) {
+        while (!m_queue.isEmpty())
+            abort(m_queue.dequeue(), QStringLiteral("StartFailed"), r.error().message);
+        setState(QStringLiteral("dead"));
+        return;
+    }
+    pump();
+}
+
+void Context::pump()
+{
+    if (m_running.execution || m_queue.isEmpty() || !m_session || !m_sessionReady)
+        return;
+    m_running = m_queue.dequeue();
+    m_runningOutput = 0;
+    m_runningTruncated = false;
+    m_timedOut = false;
+    const ExecutionPtr &execution = m_running.execution;
+
+    m_record.executionCount += 1;
+    m_record.lastUsedAt = nowMs();
+    execution->setExecutionCount(m_record.executionCount);
+    execution->markRunning();
+
+    storage::ExecutionRecord row;
+    row.id = execution->id();
+    row.contextId = m_record.id;
+    row.code = execution->code();
+    row.status = QStringLiteral("running");
+    row.executionCount = m_record.executionCount;
+    row.startedAt = execution->startedAt().toMSecsSinceEpoch();
+    m_manager->m_writer->insertExecution(row);
+    m_manager->m_writer->updateContextUsage(m_record.id, m_record.executionCount, m_record.cwd,
+                                            m_record.lastUsedAt);
+
+    if (m_noticeStateLoss) {
+        m_noticeStateLoss = false;
+        deliver(execution, Event::other(execution->id(), QStringLiteral("state_reset"),
+                                        {{QStringLiteral("reason"),
+                                          QStringLiteral("this context's interpreter was started "
+                                                         "afresh; variables from earlier runs are "
+                                                         "gone")}}));
+    }
+
+    sdk::ExecuteRequest request;
+    request.id = execution->id();
+    request.code = execution->code();
+    request.executionCount = m_record.executionCount;
+    const Environment desired = desiredEnvironment();
+    request.env.context = EnvLayers::diff(m_appliedEnv, desired);
+    request.env.exec = m_running.execEnv;
+    m_appliedEnv = desired;
+
+    setState(QStringLiteral("busy"));
+    emit m_manager->executionStarted(execution);
+    if (m_running.timeoutMs > 0)
+        m_timeout.start(m_running.timeoutMs);
+    m_session->execute(request);
+}
+
+void Context::deliver(const ExecutionPtr &execution, const Event &event)
+{
+    const bool isDone = event.kind == Event::Kind::Done;
+    if (!isDone) {
+        const qint64 size = outputSize(event);
+        if (size > 0 && m_runningOutput + size > m_manager->m_maxOutputBytes) {
+            if (!m_runningTruncated) {
+                m_runningTruncated = true;
+                const Event notice = Event::other(
+                    execution->id(), QStringLiteral("truncated"),
+                    {{QStringLiteral("limit_bytes"), m_manager->m_maxOutputBytes},
+                     {QStringLiteral("message"),
+                      QStringLiteral("output beyond %1 bytes was dropped")
+                          .arg(m_manager->m_maxOutputBytes)}});
+                deliver(execution, notice);
+            }
+            m_runningOutput += size;
+            return;
+        }
+        m_runningOutput += size;
+    }
+    storage::ExecutionEventRecord row;
+    row.executionId = execution->id();
+    row.seq = int(execution->events().size());
+    row.json = QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact);
+    m_manager->m_writer->appendEvent(row);
+    execution->addEvent(event);
+}
+
+void Context::onSessionEvent(const Event &event)
+{
+    const ExecutionPtr execution = m_running.execution;
+    if (!execution || event.executionId != execution->id())
+        return;  // background output between runs belongs to no execution
+    if (event.kind != Event::Kind::Done) {
+        deliver(execution, event);
+        return;
+    }
+    finish(execution, event);
+}
+
+void Context::finish(const ExecutionPtr &execution, const Event &done)
+{
+    m_timeout.stop();
+    Event final = done;
+    if (m_timedOut) {
+        deliver(execution, Event::error(execution->id(), QStringLiteral("Timeout"),
+                                        QStringLiteral("the execution exceeded its time limit of "
+                                                       "%1 ms and was interrupted")
+                                            .arg(m_running.timeoutMs)));
+        final.fields.insert(QStringLiteral("status"), QStringLiteral("timeout"));
+    }
+    if (m_runningTruncated)
+        final.fields.insert(QStringLiteral("truncated"), true);
+    const QString cwd = final.fields.value(QLatin1String("cwd")).toString();
+    if (!cwd.isEmpty())
+        m_record.cwd = cwd;
+    const bool stateLost = final.fields.value(QLatin1String("state_lost")).toBool();
+    const QString status = final.fields.value(QLatin1String("status")).toString();
+
+    deliver(execution, final);
+    m_manager->m_writer->finishExecution(execution->id(), status, execution->durationMs(),
+                                         m_runningOutput, m_runningTruncated);
+    m_manager->m_writer->updateContextUsage(m_record.id, m_record.executionCount, m_record.cwd,
+                                            m_record.lastUsedAt);
+    m_manager->remember(execution);
+    m_running = {};
+    m_hadState = true;
+    if (stateLost)
+        dropSession();
+    else if (m_session)
+        setState(QStringLiteral("idle"));
+    emit changed();
+    if (!m_queue.isEmpty()) {
+        if (auto r = ensureSession(); !r) {
+            while (!m_queue.isEmpty())
+                abort(m_queue.dequeue(), QStringLiteral("StartFailed"), r.error().message);
+            return;
+        }
+        pump();
+    }
+}
+
+void Context::abort(const Pending &pending, const QString &ename, const QString &evalue)
+{
+    const ExecutionPtr &execution = pending.execution;
+    const bool wasRunning = execution->status() == QLatin1String("running");
+    if (!wasRunning) {
+        storage::ExecutionRecord row;
+        row.id = execution->id();
+        row.contextId = m_record.id;
+        row.code = execution->code();
+        row.status = QStringLiteral("aborted");
+        row.startedAt = execution->startedAt().toMSecsSinceEpoch();
+        m_manager->m_writer->insertExecution(row);
+    }
+    deliver(execution, Event::error(execution->id(), ename, evalue));
+    deliver(execution, Event::done(execution->id(), QStringLiteral("aborted"),
+                                   {{QStringLiteral("state_lost"), wasRunning}}));
+    m_manager->m_writer->finishExecution(execution->id(), QStringLiteral("aborted"),
+                                         execution->durationMs(), 0, false);
+    m_manager->remember(execution);
+}
+
+void Context::onSessionFailed(const QString &message)
+{
+    dropSession();
+    while (!m_queue.isEmpty())
+        abort(m_queue.dequeue(), QStringLiteral("StartFailed"),
+              QStringLiteral("the %1 interpreter did not start: %2").arg(m_record.language, message));
+    setState(QStringLiteral("dead"));
+}
+
+void Context::onSessionTerminated(bool expected, const QString &reason)
+{
+    Q_UNUSED(expected)
+    Q_UNUSED(reason)
+    // A run in progress gets its own WorkerDied/done from the session before this; anything
+    // still running here is ended so that no client waits forever.
+    if (m_running.execution) {
+        Pending running = m_running;
+        m_running = {};
+        m_timeout.stop();
+        abort(running, QStringLiteral("WorkerDied"), reason);
+    }
+    dropSession();
+    if (!m_queue.isEmpty()) {
+        if (auto r = ensureSession(); r)
+            pump();
+    }
+}
+
+void Context::dropSession()
+{
+    if (!m_session)
+        return;
+    m_session->disconnect(this);
+    // Deleting later: this may run inside one of the session's own signal emissions.
+    m_session.release()->deleteLater();
+    m_sessionReady = false;
+    if (m_hadState || m_record.executionCount > 0)
+        m_noticeStateLoss = true;
+    setState(QStringLiteral("dead"));
+}
+
+void Context::interruptExecution(const QString &executionId)
+{
+    for (qsizetype i = 0; i < m_queue.size(); ++i) {
+        if (m_queue.at(i).execution->id() == executionId) {
+            const Pending pending = m_queue.takeAt(i);
+            abort(pending, QStringLiteral("Interrupted"),
+                  QStringLiteral("the execution was interrupted before it started"));
+            emit changed();
+            return;
+        }
+    }
+    if (m_running.execution && m_running.execution->id() == executionId && m_session)
+        m_session->interrupt(executionId);
+}
+
+void Context::interruptAll()
+{
+    while (!m_queue.isEmpty())
+        abort(m_queue.dequeue(), QStringLiteral("Interrupted"),
+              QStringLiteral("the context was interrupted before this execution started"));
+    if (m_running.execution && m_session)
+        m_session->interrupt(m_running.execution->id());
+    emit changed();
+}
+
+void Context::stop(const QString &reason)
+{
+    m_timeout.stop();
+    while (!m_queue.isEmpty())
+        abort(m_queue.dequeue(), QStringLiteral("Aborted"), reason);
+    if (m_running.execution) {
+        Pending running = m_running;
+        m_running = {};
+        abort(running, QStringLiteral("Aborted"), reason);
+    }
+    if (m_session) {
+        m_session->disconnect(this);
+        m_session.reset();  // kills the process group now
+        m_sessionReady = false;
+    }
+}
+
+void Context::restart()
+{
+    stop(QStringLiteral("the context was restarted"));
+    m_noticeStateLoss = false;  // a restart is asked for: nobody expects the old state
+    m_hadState = false;
+    warmUp();
+}
+
+void Context::complete(const QString &code, int cursor, ContextManager::Reply reply)
+{
+    if (!m_session || !m_sessionReady || m_running.execution) {
+        reply(makeError(QStringLiteral("busy"),
+                        QStringLiteral("the context is %1; completion needs an idle interpreter")
+                            .arg(m_state)));
+        return;
+    }
+    m_session->complete(code, cursor, std::move(reply));
+}
+
+void Context::variables(ContextManager::Reply reply)
+{
+    if (!m_session || !m_sessionReady || m_running.execution) {
+        reply(makeError(QStringLiteral("busy"),
+                        QStringLiteral("the context is %1; variables need an idle interpreter")
+                            .arg(m_state)));
+        return;
+    }
+    m_session->variables(std::move(reply));
+}
+
+} // namespace replhost::core

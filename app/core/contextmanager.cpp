@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "contextmanager.h"
+
+#include "context.h"
+#include "envlayers.h"
+#include "pluginregistry.h"
+#include "storage/historywriter.h"
+#include "storage/store.h"
+#include "workspacemanager.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QUuid>
+
+namespace replhost::core {
+
+using storage::EnvScope;
+
+namespace {
+
+QString newId() { return QUuid::createUuid().toString(QUuid::WithoutBraces); }
+
+// Resolves `cwd` inside `root`: relative paths are taken from the root, and the result (with
+// symlinks resolved) must stay inside it.
+Result<QString> confine(const QString &root, const QString &cwd)
+{
+    const QString rootCanonical = QFileInfo(root).canonicalFilePath();
+    if (cwd.isEmpty())
+        return rootCanonical;
+    const QString joined = QDir::isAbsolutePath(cwd) ? cwd : QDir(rootCanonical).filePath(cwd);
+    const QFileInfo info(QDir::cleanPath(joined));
+    if (!info.exists() || !info.isDir())
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("cwd \"%1\" is not a directory in the workspace").arg(cwd));
+    const QString canonical = info.canonicalFilePath();
+    if (canonical != rootCanonical && !canonical.startsWith(rootCanonical + QLatin1Char('/')))
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("cwd \"%1\" is outside the workspace directory %2")
+                             .arg(cwd, rootCanonical));
+    return canonical;
+}
+
+} // namespace
+
+QJsonObject ContextInfo::toJson() const
+{
+    return QJsonObject{
+        {QStringLiteral("id"), id},
+        {QStringLiteral("workspace"), workspace},
+        {QStringLiteral("language"), language},
+        {QStringLiteral("name"), name},
+        {QStringLiteral("cwd"), cwd},
+        {QStringLiteral("state"), state},
+        {QStringLiteral("execution_count"), executionCount},
+        {QStringLiteral("queued"), queued},
+        {QStringLiteral("pid"), pid},
+        {QStringLiteral("created_at"), QDateTime::fromMSecsSinceEpoch(createdAt, Qt::UTC)
+                                           .toString(Qt::ISODateWithMs)},
+        {QStringLiteral("last_used_at"), lastUsedAt > 0
+             ? QJsonValue(QDateTime::fromMSecsSinceEpoch(lastUsedAt, Qt::UTC).toString(Qt::ISODateWithMs))
+             : QJsonValue()},
+        {QStringLiteral("language_version"), languageVersion},
+    };
+}
+
+ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *writer,
+                               PluginRegistry *plugins, WorkspaceManager *workspaces,
+                               QJsonObject languageSettings, qint64 maxOutputBytesPerExecution,
+                               int finishedExecutionsKept, QObject *parent)
+    : QObject(parent)
+    , m_store(store)
+    , m_writer(writer)
+    , m_plugins(plugins)
+    , m_workspaces(workspaces)
+    , m_languageSettings(std::move(languageSettings))
+    , m_maxOutputBytes(maxOutputBytesPerExecution)
+    , m_finishedKept(finishedExecutionsKept)
+{
+    connect(m_workspaces, &WorkspaceManager::envChanged, this, [this](const QString &workspaceId) {
+        for (Context *context : std::as_const(m_contexts)) {
+            if (context->record().workspaceId == workspaceId)
+                context->invalidateEnvironment();
+        }
+    });
+}
+
+ContextManager::~ContextManager()
+{
+    shutdownAll();
+}
+
+Result<void> ContextManager::load()
+{
+    auto workspaces = m_store->workspaces();
+    if (!workspaces)
+        return workspaces.error();
+    for (const auto &ws : *workspaces) {
+        auto rows = m_store->contexts(ws.id);
+        if (!rows)
+            return rows.error();
+        for (const auto &row : *rows) {
+            auto *context = new Context(this, row, ws.name, /*dormant=*/true);
+            connect(context, &Context::changed, this, [this, context] {
+                emit contextChanged(context->info());
+            });
+            m_contexts.insert(row.id, context);
+        }
+    }
+    return {};
+}
+
+Result<Context *> ContextManager::find(const QString &workspace, const QString &id) const
+{
+    auto ws = m_workspaces->get(workspace);
+    if (!ws)
+        return ws.error();
+    Context *context = m_contexts.value(id);
+    if (!context || context->record().workspaceId != ws->id)
+        return makeError(QStringLiteral("not_found"),
+                         QStringLiteral("no context \"%1\" in workspace \"%2\"").arg(id, ws->name));
+    return context;
+}
+
+Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
+{
+    auto ws = m_workspaces->get(request.workspace);
+    if (!ws)
+        return ws.error();
+    auto plugin = m_plugins->resolve(request.language);
+    if (!plugin)
+        return plugin.error();
+    auto cwd = confine(ws->directory, request.cwd);
+    if (!cwd)
+        return cwd.error();
+    for (auto it = request.env.cbegin(); it != request.env.cend(); ++it) {
+        if (!EnvLayers::isValidKey(it.key()))
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("invalid environment variable name \"%1\"").arg(it.key()));
+    }
+
+    storage::ContextRecord row;
+    row.id = newId();
+    row.workspaceId = ws->id;
+    row.language = (*plugin)->id;
+    row.name = request.name;
+    row.cwd = *cwd;
+    row.createdAt = QDateTime::currentMSecsSinceEpoch();
+    auto stored = m_store->transaction([&]() -> Result<void> {
+        if (auto r = m_store->insertContext(row); !r)
+            return r;
+        for (auto it = request.env.cbegin(); it != request.env.cend(); ++it) {
+            if (auto r = m_store->setEnv(EnvScope::Context, row.id, it.key(), it.value()); !r)
+                return r;
+        }
+        return {};
+    });
+    if (!stored)
+        return stored.error();
+
+    auto *context = new Context(this, row, ws->name, /*dormant=*/false);
+    connect(context, &Context::changed, this, [this, context] {
+        emit contextChanged(context->info());
+    });
+    m_contexts.insert(row.id, context);
+    context->warmUp();
+    const ContextInfo info = context->info();
+    emit contextAdded(info);
+    return info;
+}
+
+Result<ContextInfo> ContextManager::get(const QString &workspace, const QString &id) const
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    return (*context)->info();
+}
+
+Result<QList<ContextInfo>> ContextManager::list(const QString &workspace,
+                                                const QString &language) const
+{
+    auto ws = m_workspaces->get(workspace);
+    if (!ws)
+        return ws.error();
+    QString languageId;
+    if (!language.isEmpty()) {
+        auto plugin = m_plugins->resolve(language);
+        if (!plugin && plugin.error().code == QLatin1String("unknown_language"))
+            return plugin.error();
+        languageId = plugin ? (*plugin)->id : language.toLower();
+    }
+    QList<Context *> matching;
+    for (Context *context : std::as_const(m_contexts)) {
+        if (context->record().workspaceId != ws->id)
+            continue;
+        if (!languageId.isEmpty() && context->record().language != languageId)
+            continue;
+        matching.append(context);
+    }
+    std::sort(matching.begin(), matching.end(), [](Context *a, Context *b) {
+        return a->record().createdAt != b->record().createdAt
+                   ? a->record().createdAt < b->record().createdAt
+                   : a->record().id < b->record().id;
+    });
+    QList<ContextInfo> infos;
+    for (Context *context : matching)
+        infos.append(context->info());
+    return infos;
+}
+
+Result<void> ContextManager::remove(const QString &workspace, const QString &id)
+{
+    auto found = find(workspace, id);
+    if (!found)
+        return found.error();
+    Context *context = *found;
+    context->stop(QStringLiteral("the context was deleted"));
+    m_writer->flush();  // its history rows must exist before the cascade deletes them
+    if (auto r = m_store->deleteContext(id); !r)
+        return r;
+    m_contexts.remove(id);
+    const QString wsName = context->workspaceName();
+    delete context;
+    emit contextRemoved(wsName, id);
+    return {};
+}
+
+Result<ContextInfo> ContextManager::restart(const QString &workspace, const QString &id)
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    (*context)->restart();
+    return (*context)->info();
+}
+
+Result<void> ContextManager::interrupt(const QString &workspace, const QString &id)
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    (*context)->interruptAll();
+    return {};
+}
+
+Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
+{
+    auto ws = m_workspaces->get(request.workspace);
+    if (!ws)
+        return ws.error();
+    for (const QString &key : request.env.keys() + request.envUnset) {
+        if (!EnvLayers::isValidKey(key))
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("invalid environment variable name \"%1\"").arg(key));
+    }
+    if (request.timeoutMs < 0)
+        return makeError(QStringLiteral("bad_request"), QStringLiteral("timeout_ms must be >= 0"));
+
+    Context *context = nullptr;
+    if (!request.contextId.isEmpty()) {
+        if (!request.language.isEmpty())
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("give either a context id or a language, not both"));
+        auto found = find(ws->name, request.contextId);
+        if (!found)
+            return found.error();
+        context = *found;
+    } else if (!request.language.isEmpty()) {
+        auto plugin = m_plugins->resolve(request.language);
+        if (!plugin)
+            return plugin.error();
+        auto existing = list(ws->name, (*plugin)->id);
+        if (!existing)
+            return existing.error();
+        if (existing->isEmpty()) {
+            CreateContextRequest create;
+            create.workspace = ws->name;
+            create.language = (*plugin)->id;
+            auto created = this->create(create);
+            if (!created)
+                return created.error();
+            context = m_contexts.value(created->id);
+        } else {
+            context = m_contexts.value(existing->first().id);
+        }
+    } else {
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("give a context id or a language to run the code in"));
+    }
+
+    auto execution = ExecutionPtr(new Execution(newId(), ws->name, context->record().id,
+                                                context->record().language, request.code),
+                                  [](Execution *e) { e->deleteLater(); });
+    m_executions.insert(execution->id(), execution);
+    context->enqueue(execution, request.env, request.envUnset, request.timeoutMs);
+    return execution;
+}
+
+void ContextManager::remember(const ExecutionPtr &execution)
+{
+    // Running executions stay in m_executions; finished ones are kept up to a bound, oldest out.
+    m_finishedOrder.append(execution->id());
+    while (m_finishedOrder.size() > m_finishedKept)
+        m_executions.remove(m_finishedOrder.takeFirst());
+}
+
+Result<ExecutionPtr> ContextManager::execution(const QString &executionId) const
+{
+    const ExecutionPtr execution = m_executions.value(executionId);
+    if (!execution)
+        return makeError(QStringLiteral("not_found"),
+                         QStringLiteral("no running or recent execution \"%1\"").arg(executionId));
+    return execution;
+}
+
+Result<void> ContextManager::interruptExecution(const QString &executionId)
+{
+    auto execution = this->execution(executionId);
+    if (!execution)
+        return execution.error();
+    if ((*execution)->isFinished())
+        return {};
+    if (Context *context = m_contexts.value((*execution)->contextId()))
+        context->interruptExecution(executionId);
+    return {};
+}
+
+Result<QList<storage::EnvVarRecord>> ContextManager::env(const QString &workspace,
+                                                         const QString &id) const
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    return m_store->env(EnvScope::Context, id);
+}
+
+Result<void> ContextManager::changeEnv(const QString &workspace, const QString &id,
+                                       const QMap<QString, QString> &set,
+                                       const QStringList &unset, const QStringList &clear)
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    for (const QString &key : set.keys() + unset + clear) {
+        if (!EnvLayers::isValidKey(key))
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("invalid environment variable name \"%1\"").arg(key));
+    }
+    auto done = m_store->transaction([&]() -> Result<void> {
+        for (auto it = set.cbegin(); it != set.cend(); ++it) {
+            if (auto r = m_store->setEnv(EnvScope::Context, id, it.key(), it.value()); !r)
+                return r;
+        }
+        for (const QString &key : unset) {
+            if (auto r = m_store->unsetEnv(EnvScope::Context, id, key); !r)
+                return r;
+        }
+        for (const QString &key : clear) {
+            if (auto r = m_store->clearEnv(EnvScope::Context, id, key); !r)
+                return r;
+        }
+        return {};
+    });
+    if (done)
+        (*context)->invalidateEnvironment();
+    return done;
+}
+
+Result<QMap<QString, QString>> ContextManager::effectiveEnv(const QString &workspace,
+                                                            const QString &id) const
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    return (*context)->desiredEnvironment();
+}
+
+void ContextManager::complete(const QString &workspace, const QString &id, const QString &code,
+                              int cursor, Reply reply)
+{
+    auto context = find(workspace, id);
+    if (!context) {
+        reply(context.error());
+        return;
+    }
+    (*context)->complete(code, cursor, std::move(reply));
+}
+
+void ContextManager::variables(const QString &workspace, const QString &id, Reply reply)
+{
+    auto context = find(workspace, id);
+    if (!context) {
+        reply(context.error());
+        return;
+    }
+    (*context)->variables(std::move(reply));
+}
+
+void ContextManager::shutdownAll()
+{
+    for (Context *context : std::as_const(m_contexts))
+        context->stop(QStringLiteral("replhost is shutting down"));
+    if (m_writer)
+        m_writer->flush();
+}
+
+} // namespace replhost::core

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "execution.h"
+#include "storage/records.h"
+
+#include <replhost/sdk/result.h>
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+
+namespace replhost::storage { class Store; class HistoryWriter; }
+
+namespace replhost::core {
+
+class Context;
+class PluginRegistry;
+class WorkspaceManager;
+
+using ExecutionPtr = std::shared_ptr<Execution>;
+
+// A snapshot of a context for the faces.
+struct ContextInfo {
+    QString id;
+    QString workspace;     // workspace name
+    QString language;      // handler id
+    QString name;
+    QString cwd;
+    // "starting", "idle", "busy", "dead" (worker gone; a new one starts on the next run).
+    QString state;
+    int executionCount = 0;
+    int queued = 0;        // executions waiting behind the running one
+    qint64 pid = 0;
+    qint64 createdAt = 0;
+    qint64 lastUsedAt = 0;
+    QString languageVersion;
+
+    QJsonObject toJson() const;
+};
+
+struct CreateContextRequest {
+    QString workspace;     // empty = "default"
+    QString language;      // id or alias
+    QString cwd;           // empty = workspace directory; relative = inside it
+    QString name;
+    QMap<QString, QString> env;  // initial context env layer
+};
+
+struct RunRequest {
+    QString workspace;     // empty = "default"
+    QString contextId;     // run in this context, or
+    QString language;      // in this language's default context (the oldest; created on first use)
+    QString code;
+    QMap<QString, QString> env;  // execution layer: for this run only
+    QStringList envUnset;        // execution layer: removed for this run only
+    int timeoutMs = 0;           // 0 = none; on expiry the interrupt ladder runs, status "timeout"
+};
+
+// Contexts: live, stateful interpreters, each in a workspace, with their own env layer, cwd and
+// execution queue. Runs in one context execute one at a time in FIFO order; different contexts
+// run in parallel. Every event of every execution is forwarded to subscribers (executionStarted
+// gives the Execution; connect to its signals) and persisted through the HistoryWriter.
+//
+// Errors (Error::code): "bad_request", "not_found", "unknown_language", "unavailable".
+// Threading: engine thread only. Store, writer, registry and workspaces are owned by the Engine
+// and outlive this object.
+class ContextManager : public QObject {
+    Q_OBJECT
+public:
+    ContextManager(storage::Store *store, storage::HistoryWriter *writer,
+                   PluginRegistry *plugins, WorkspaceManager *workspaces,
+                   QJsonObject languageSettings, qint64 maxOutputBytesPerExecution,
+                   int finishedExecutionsKept,
+                   QObject *parent = nullptr);
+    ~ContextManager() override;
+
+    // Loads the contexts kept in storage (their workers start on first use).
+    Result<void> load();
+
+    Result<ContextInfo> create(const CreateContextRequest &request);
+    Result<ContextInfo> get(const QString &workspace, const QString &id) const;
+    // Oldest first; `language` filters by handler id or alias when non-empty.
+    Result<QList<ContextInfo>> list(const QString &workspace, const QString &language = {}) const;
+    // Kills the worker's whole process group; queued executions end "aborted".
+    Result<void> remove(const QString &workspace, const QString &id);
+    // A fresh interpreter with the same id, cwd and env layer; queued executions end "aborted".
+    Result<ContextInfo> restart(const QString &workspace, const QString &id);
+    // Interrupts the running execution of the context (if any) and drops its queue.
+    Result<void> interrupt(const QString &workspace, const QString &id);
+
+    Result<ExecutionPtr> run(const RunRequest &request);
+    // A live or recently finished execution. Error "not_found".
+    Result<ExecutionPtr> execution(const QString &executionId) const;
+    Result<void> interruptExecution(const QString &executionId);
+
+    // The context env layer; same rules as WorkspaceManager::changeEnv.
+    Result<QList<storage::EnvVarRecord>> env(const QString &workspace, const QString &id) const;
+    Result<void> changeEnv(const QString &workspace, const QString &id,
+                           const QMap<QString, QString> &set, const QStringList &unset,
+                           const QStringList &clear);
+    // The environment the next run of the context sees (base → workspace → context).
+    Result<QMap<QString, QString>> effectiveEnv(const QString &workspace, const QString &id) const;
+
+    // Completion and variables, answered by the context's interpreter.
+    using Reply = std::function<void(Result<QJsonObject>)>;
+    void complete(const QString &workspace, const QString &id, const QString &code, int cursor,
+                  Reply reply);
+    void variables(const QString &workspace, const QString &id, Reply reply);
+
+    // Interrupts everything running and stops all workers (for a clean exit).
+    void shutdownAll();
+
+signals:
+    void contextAdded(const replhost::core::ContextInfo &context);
+    void contextChanged(const replhost::core::ContextInfo &context);
+    void contextRemoved(const QString &workspace, const QString &id);
+    void executionStarted(replhost::core::ExecutionPtr execution);
+
+private:
+    friend class Context;
+    Result<Context *> find(const QString &workspace, const QString &id) const;
+    void remember(const ExecutionPtr &execution);
+
+    storage::Store *m_store;
+    storage::HistoryWriter *m_writer;
+    PluginRegistry *m_plugins;
+    WorkspaceManager *m_workspaces;
+    QJsonObject m_languageSettings;
+    qint64 m_maxOutputBytes;
+    int m_finishedKept;
+    QHash<QString, Context *> m_contexts;  // owned (QObject children)
+    QHash<QString, ExecutionPtr> m_executions;
+    QList<QString> m_finishedOrder;
+};
+
+} // namespace replhost::core

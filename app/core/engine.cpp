@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine.h"
+
+#include "storage/historywriter.h"
+#include "storage/store.h"
+
+#include <QDir>
+#include <QLockFile>
+
+namespace replhost::core {
+
+Engine::~Engine()
+{
+    // Contexts first: stopping them records their last events through the writer and store.
+    delete m_contexts;
+    m_contexts = nullptr;
+    m_writer.reset();
+    delete m_workspaces;
+    m_workspaces = nullptr;
+    m_store.reset();
+    delete m_plugins;
+    m_plugins = nullptr;
+}
+
+QString Engine::appVersion()
+{
+    return QStringLiteral(REPLHOST_VERSION);
+}
+
+int Engine::schemaVersion()
+{
+    return storage::Store::currentSchemaVersion();
+}
+
+Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
+{
+    std::unique_ptr<Engine> engine(new Engine);
+    engine->m_config = config;
+    engine->m_dataDir = config.resolvedDataDir();
+    if (!QDir().mkpath(engine->m_dataDir))
+        return makeError(QStringLiteral("io"),
+                         QStringLiteral("cannot create the data directory %1").arg(engine->m_dataDir));
+
+    // One engine per data directory: contexts, workers and history must have one owner.
+    engine->m_lock = std::make_unique<QLockFile>(QDir(engine->m_dataDir).filePath(QStringLiteral("lock")));
+    engine->m_lock->setStaleLockTime(0);  // a lock is stale only when its process is gone
+    if (!engine->m_lock->tryLock(0)) {
+        qint64 pid = 0;
+        QString host, app;
+        engine->m_lock->getLockInfo(&pid, &host, &app);
+        if (engine->m_lock->error() == QLockFile::LockFailedError)
+            return makeError(QStringLiteral("locked"),
+                             QStringLiteral("the data directory %1 is in use by %2 (pid %3); stop "
+                                            "it or choose another --data-dir")
+                                 .arg(engine->m_dataDir, app.isEmpty() ? QStringLiteral("another replhost") : app)
+                                 .arg(pid));
+        return makeError(QStringLiteral("io"),
+                         QStringLiteral("cannot lock the data directory %1").arg(engine->m_dataDir));
+    }
+
+    const QString dbPath = QDir(engine->m_dataDir).filePath(QStringLiteral("replhost.db"));
+    auto store = storage::Store::open(dbPath);
+    if (!store)
+        return store.error();
+    engine->m_store = std::move(*store);
+    // Executions that were running when an earlier engine ended without finishing them.
+    if (auto r = engine->m_store->abandonRunningExecutions(QStringLiteral("aborted")); !r)
+        return r.error();
+    auto writer = storage::HistoryWriter::open(dbPath);
+    if (!writer)
+        return writer.error();
+    engine->m_writer = std::move(*writer);
+
+    engine->m_plugins = new PluginRegistry(engine.get());
+    engine->m_plugins->discover(PluginRegistry::standardSearchPaths(config.pluginPaths),
+                                config.languageSettings);
+
+    engine->m_workspaces = new WorkspaceManager(engine->m_store.get(), engine->m_dataDir, engine.get());
+    if (auto r = engine->m_workspaces->ensureDefault(); !r)
+        return r.error();
+
+    engine->m_contexts = new ContextManager(engine->m_store.get(), engine->m_writer.get(),
+                                            engine->m_plugins, engine->m_workspaces,
+                                            config.languageSettings,
+                                            config.maxOutputBytesPerExecution,
+                                            config.finishedExecutionsKept, engine.get());
+    if (auto r = engine->m_contexts->load(); !r)
+        return r.error();
+    return engine;
+}
+
+} // namespace replhost::core

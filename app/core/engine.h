@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "contextmanager.h"
+#include "engineconfig.h"
+#include "pluginregistry.h"
+#include "workspacemanager.h"
+
+#include <replhost/sdk/result.h>
+
+#include <QObject>
+
+#include <memory>
+
+class QLockFile;
+
+namespace replhost::storage { class Store; class HistoryWriter; }
+
+namespace replhost::core {
+
+// The engine: one data directory (held with a lock file for the engine's life, so a second
+// engine on the same directory fails with who holds it), its database, the plugins, the
+// workspaces and the contexts. Both faces (HTTP and GUI) are built over one Engine.
+//
+// Threading: create, use and destroy in one thread with a running Qt event loop.
+class Engine : public QObject {
+    Q_OBJECT
+public:
+    ~Engine() override;
+
+    // Errors: "locked" (another engine holds the data dir; the message names its pid),
+    // "storage", "io".
+    static Result<std::unique_ptr<Engine>> open(const EngineConfig &config);
+
+    const EngineConfig &config() const { return m_config; }
+    QString dataDir() const { return m_dataDir; }
+    PluginRegistry &plugins() { return *m_plugins; }
+    WorkspaceManager &workspaces() { return *m_workspaces; }
+    ContextManager &contexts() { return *m_contexts; }
+    storage::Store &store() { return *m_store; }
+
+    static QString appVersion();
+    static int schemaVersion();
+
+private:
+    Engine() = default;
+
+    EngineConfig m_config;
+    QString m_dataDir;
+    std::unique_ptr<QLockFile> m_lock;
+    std::unique_ptr<storage::Store> m_store;
+    std::unique_ptr<storage::HistoryWriter> m_writer;
+    PluginRegistry *m_plugins = nullptr;
+    WorkspaceManager *m_workspaces = nullptr;
+    ContextManager *m_contexts = nullptr;
+};
+
+} // namespace replhost::core

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+namespace replhost::core {
+
+// How an Engine is set up. Constant after Engine::open().
+struct EngineConfig {
+    // Directory holding the database, the lock file, the token and the default workspaces.
+    // Empty: REPLHOST_DATA_DIR, else $XDG_DATA_HOME/replhost (~/.local/share/replhost).
+    QString dataDir;
+    // Searched for plugins before the standard places (see PluginRegistry).
+    QStringList pluginPaths;
+    // Per-language settings handed to handlers: {"python": {"interpreter": "/usr/bin/python3"}}.
+    QJsonObject languageSettings;
+    // Output kept per execution (stream text, display and result data); beyond it the output is
+    // dropped and a "truncated" event says so. The worker's pipes are always drained.
+    qint64 maxOutputBytesPerExecution = 16 * 1024 * 1024;
+    // Executions kept in memory after they finish, so clients can still attach to their stream.
+    int finishedExecutionsKept = 256;
+
+    // The data dir this config resolves to (dataDir, REPLHOST_DATA_DIR or the XDG default).
+    QString resolvedDataDir() const;
+};
+
+} // namespace replhost::core

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "storage/records.h"
+
+#include <replhost/sdk/session.h>
+
+#include <QList>
+#include <QMap>
+#include <QString>
+
+namespace replhost::core {
+
+using Environment = QMap<QString, QString>;
+
+// The env layering rules, as pure functions: base environment → workspace layer → context layer
+// → execution layer, each layer setting keys or explicitly unsetting them.
+class EnvLayers {
+public:
+    // `base` with `layer` applied: set keys overwrite, unset keys are removed.
+    static Environment apply(Environment base, const QList<storage::EnvVarRecord> &layer);
+    static Environment apply(Environment base, const sdk::EnvChange &change);
+
+    // The change that turns `from` into `to` (keys to set, keys to remove).
+    static sdk::EnvChange diff(const Environment &from, const Environment &to);
+
+    // An execution layer as a change; fails for keys that are not valid environment names
+    // (empty, containing '=' or NUL).
+    static bool isValidKey(const QString &key);
+};
+
+} // namespace replhost::core

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pluginregistry.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QLibrary>
+#include <QPluginLoader>
+#include <QRegularExpression>
+#include <QSet>
+
+namespace replhost::core {
+
+namespace {
+
+QStringList toStringList(const QJsonValue &value)
+{
+    QStringList list;
+    for (const auto &v : value.toArray())
+        list.append(v.toString());
+    return list;
+}
+
+// Reads and checks the metadata without running any of the plugin's code. Returns the reason
+// the plugin cannot be used, or an empty string.
+QString readMetadata(const QJsonObject &raw, PluginEntry &entry, PluginEntry::State &failState)
+{
+    failState = PluginEntry::State::Broken;
+    if (raw.isEmpty())
+        return QStringLiteral("not a Qt plugin, or its metadata cannot be read");
+    const QString iid = raw.value(QLatin1String("IID")).toString();
+    if (!iid.startsWith(QLatin1String("org.replhost.LanguageHandler/")))
+        return QStringLiteral("not a replhost language plugin (interface id \"%1\")").arg(iid);
+    const QJsonValue metaValue = raw.value(QLatin1String("MetaData"));
+    if (!metaValue.isObject() || metaValue.toObject().isEmpty())
+        return QStringLiteral("the plugin's metadata JSON is missing or not an object");
+    const QJsonObject meta = metaValue.toObject();
+    entry.id = meta.value(QLatin1String("id")).toString();
+    entry.name = meta.value(QLatin1String("name")).toString();
+    entry.version = meta.value(QLatin1String("version")).toString();
+    entry.sdkVersion = meta.value(QLatin1String("sdkVersion")).toString();
+    entry.lexer = meta.value(QLatin1String("lexer")).toString();
+    entry.aliases = toStringList(meta.value(QLatin1String("aliases")));
+    entry.extensions = toStringList(meta.value(QLatin1String("extensions")));
+    entry.capabilities = meta.value(QLatin1String("capabilities")).toObject();
+
+    for (const char *field : {"id", "name", "version", "sdkVersion"}) {
+        const QJsonValue v = meta.value(QLatin1String(field));
+        if (!v.isString() || v.toString().isEmpty())
+            return QStringLiteral("metadata field \"%1\" is missing or not a string")
+                .arg(QLatin1String(field));
+    }
+    static const QRegularExpression idPattern(QStringLiteral("^[a-z][a-z0-9_+-]{0,31}$"));
+    if (!idPattern.match(entry.id).hasMatch())
+        return QStringLiteral("metadata field \"id\" (\"%1\") must be lowercase letters, digits, "
+                              "'_', '+' or '-'").arg(entry.id);
+
+    bool ok = false;
+    const int major = entry.sdkVersion.section(QLatin1Char('.'), 0, 0).toInt(&ok);
+    if (!ok)
+        return QStringLiteral("metadata field \"sdkVersion\" (\"%1\") is not MAJOR.MINOR")
+            .arg(entry.sdkVersion);
+    const QString expectedIid = QStringLiteral(REPLHOST_LANGUAGEHANDLER_IID);
+    if (major != sdk::kSdkVersionMajor || iid != expectedIid) {
+        failState = PluginEntry::State::Incompatible;
+        return QStringLiteral("built for replhost SDK %1 (interface %2); this replhost has SDK "
+                              "%3 (interface %4): rebuild the plugin against SDK %5.x")
+            .arg(entry.sdkVersion, iid, QStringLiteral(REPLHOST_SDK_VERSION_STRING), expectedIid)
+            .arg(sdk::kSdkVersionMajor);
+    }
+    return {};
+}
+
+} // namespace
+
+QString PluginEntry::stateName(State state)
+{
+    switch (state) {
+    case State::Loaded: return QStringLiteral("loaded");
+    case State::Incompatible: return QStringLiteral("incompatible");
+    case State::Broken: return QStringLiteral("broken");
+    case State::Shadowed: return QStringLiteral("shadowed");
+    }
+    return {};
+}
+
+QJsonObject PluginEntry::toJson() const
+{
+    return QJsonObject{
+        {QStringLiteral("id"), id},
+        {QStringLiteral("name"), name},
+        {QStringLiteral("version"), version},
+        {QStringLiteral("sdk_version"), sdkVersion},
+        {QStringLiteral("aliases"), QJsonArray::fromStringList(aliases)},
+        {QStringLiteral("extensions"), QJsonArray::fromStringList(extensions)},
+        {QStringLiteral("lexer"), lexer},
+        {QStringLiteral("capabilities"), capabilities},
+        {QStringLiteral("file"), fileName},
+        {QStringLiteral("state"), stateName(state)},
+        {QStringLiteral("error"), error.isEmpty() ? QJsonValue() : QJsonValue(error)},
+        {QStringLiteral("available"), state == State::Loaded && runtime.available},
+        {QStringLiteral("runtime_version"), runtime.version},
+        {QStringLiteral("executable"), runtime.executable},
+        {QStringLiteral("reason"), state == State::Loaded
+                 ? (runtime.available ? QJsonValue() : QJsonValue(runtime.reason))
+                 : QJsonValue(error)},
+    };
+}
+
+PluginRegistry::PluginRegistry(QObject *parent) : QObject(parent) {}
+
+PluginRegistry::~PluginRegistry()
+{
+    // Handlers are owned by their loaders' root components. Plugins stay mapped until exit:
+    // sessions created by a plugin may still run code from it while the engine shuts down.
+    qDeleteAll(m_loaders);
+}
+
+QStringList PluginRegistry::standardSearchPaths(const QStringList &extraPaths)
+{
+    QStringList paths;
+    for (const QString &p : qEnvironmentVariable("REPLHOST_PLUGIN_PATH").split(QLatin1Char(':'),
+                                                                               Qt::SkipEmptyParts))
+        paths.append(p);
+    paths.append(extraPaths);
+    QString xdg = qEnvironmentVariable("XDG_DATA_HOME");
+    if (xdg.isEmpty())
+        xdg = QDir::home().filePath(QStringLiteral(".local/share"));
+    paths.append(QDir(xdg).filePath(QStringLiteral("replhost/plugins")));
+    const QDir exeDir(QCoreApplication::applicationDirPath());
+    paths.append(exeDir.filePath(QStringLiteral("../" REPLHOST_PLUGIN_INSTALL_DIR)));
+    paths.append(exeDir.filePath(QStringLiteral("../lib/replhost/plugins")));
+    QStringList unique;
+    for (const QString &p : paths) {
+        const QString clean = QDir::cleanPath(QDir(p).absolutePath());
+        if (!unique.contains(clean))
+            unique.append(clean);
+    }
+    return unique;
+}
+
+void PluginRegistry::discover(const QStringList &searchPaths, const QJsonObject &languageSettings)
+{
+    m_entries.clear();
+    QSet<QString> seenFiles;
+    for (const QString &path : searchPaths) {
+        const QDir dir(path);
+        if (!dir.exists())
+            continue;
+        const auto files = dir.entryInfoList(QDir::Files | QDir::Readable, QDir::Name);
+        for (const QFileInfo &file : files) {
+            const QString fileName = file.canonicalFilePath();
+            if (!QLibrary::isLibrary(fileName) || seenFiles.contains(fileName))
+                continue;
+            seenFiles.insert(fileName);
+
+            PluginEntry entry;
+            entry.fileName = fileName;
+            auto *loader = new QPluginLoader(fileName);
+            PluginEntry::State failState;
+            entry.error = readMetadata(loader->metaData(), entry, failState);
+            if (entry.error.isEmpty()) {
+                const QString lowerId = entry.id.toLower();
+                for (const auto &other : std::as_const(m_entries)) {
+                    if (other.state == PluginEntry::State::Loaded && other.id == lowerId) {
+                        entry.error = QStringLiteral("language \"%1\" is already provided by %2")
+                                          .arg(entry.id, other.fileName);
+                        failState = PluginEntry::State::Shadowed;
+                        break;
+                    }
+                }
+            }
+            if (entry.error.isEmpty()) {
+                QObject *instance = loader->instance();
+                auto *handler = qobject_cast<sdk::LanguageHandler *>(instance);
+                if (!handler) {
+                    entry.error = instance ? QStringLiteral("the plugin does not implement %1")
+                                                 .arg(QLatin1String(REPLHOST_LANGUAGEHANDLER_IID))
+                                           : QStringLiteral("cannot load: %1").arg(loader->errorString());
+                    failState = PluginEntry::State::Broken;
+                } else {
+                    entry.handler = handler;
+                    entry.state = PluginEntry::State::Loaded;
+                    entry.runtime = handler->probe(languageSettings.value(entry.id).toObject());
+                    m_loaders.append(loader);
+                    loader = nullptr;
+                }
+            }
+            if (!entry.error.isEmpty())
+                entry.state = failState;
+            delete loader;
+            m_entries.append(entry);
+        }
+    }
+}
+
+Result<const PluginEntry *> PluginRegistry::resolve(const QString &languageOrAlias) const
+{
+    const QString wanted = languageOrAlias.trimmed().toLower();
+    for (const auto &entry : m_entries) {
+        if (entry.state != PluginEntry::State::Loaded)
+            continue;
+        bool match = entry.id == wanted;
+        for (const auto &alias : entry.aliases)
+            match = match || alias.toLower() == wanted;
+        if (!match)
+            continue;
+        if (!entry.runtime.available)
+            return makeError(QStringLiteral("unavailable"),
+                             QStringLiteral("%1 is not available: %2")
+                                 .arg(entry.name, entry.runtime.reason));
+        return &entry;
+    }
+    const QStringList known = availableLanguages();
+    return makeError(QStringLiteral("unknown_language"),
+                     QStringLiteral("unknown language \"%1\"; available: %2")
+                         .arg(languageOrAlias,
+                              known.isEmpty() ? QStringLiteral("none") : known.join(QStringLiteral(", "))));
+}
+
+QStringList PluginRegistry::availableLanguages() const
+{
+    QStringList ids;
+    for (const auto &entry : m_entries) {
+        if (entry.state == PluginEntry::State::Loaded && entry.runtime.available)
+            ids.append(entry.id);
+    }
+    ids.sort();
+    return ids;
+}
+
+} // namespace replhost::core

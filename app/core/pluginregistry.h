@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <replhost/sdk/languagehandler.h>
+#include <replhost/sdk/result.h>
+
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+class QPluginLoader;
+
+namespace replhost::core {
+
+// What the host knows of one plugin file, whether it loaded or not.
+struct PluginEntry {
+    enum class State { Loaded, Incompatible, Broken, Shadowed };
+
+    QString fileName;   // absolute path of the plugin file
+    State state = State::Broken;
+    QString error;      // why it is not Loaded
+    // From the metadata (may be empty for a Broken plugin).
+    QString id, name, version, sdkVersion, lexer;
+    QStringList aliases, extensions;
+    QJsonObject capabilities;
+    // From probe() (only for Loaded plugins).
+    sdk::RuntimeInfo runtime;
+
+    sdk::LanguageHandler *handler = nullptr;  // owned by the registry's loader; null unless Loaded
+
+    static QString stateName(State state);
+    QJsonObject toJson() const;  // for the faces: everything above but the handler pointer
+};
+
+// Finds, validates and loads language plugins.
+//
+// Discovery order (first plugin with a given id wins; later ones are listed as Shadowed):
+// REPLHOST_PLUGIN_PATH (colon-separated), the configured extra paths, the user directory
+// (~/.local/share/replhost/plugins), and <executable dir>/../lib/replhost/plugins (the install
+// prefix and the build tree share that layout).
+// The metadata is read and checked (IID, SDK major, required fields) before a plugin's code is
+// loaded; a plugin that fails any step is kept in the list with its reason and never aborts the
+// host.
+//
+// Threading: engine thread only.
+class PluginRegistry : public QObject {
+    Q_OBJECT
+public:
+    explicit PluginRegistry(QObject *parent = nullptr);
+    ~PluginRegistry() override;
+
+    static QStringList standardSearchPaths(const QStringList &extraPaths);
+
+    // Scans `searchPaths` (in order), loads compatible plugins and probes their runtimes with
+    // `languageSettings[id]`. Replaces what a previous discover() found.
+    void discover(const QStringList &searchPaths, const QJsonObject &languageSettings);
+
+    const QList<PluginEntry> &entries() const { return m_entries; }
+
+    // The loaded plugin for a language id or alias (case-insensitive). Errors: "unknown_language"
+    // (message lists the known ones), "unavailable" (plugin loaded but runtime missing; message
+    // says what to install).
+    Result<const PluginEntry *> resolve(const QString &languageOrAlias) const;
+
+    // Ids of loaded plugins whose runtime is available, sorted.
+    QStringList availableLanguages() const;
+
+private:
+    QList<PluginEntry> m_entries;
+    QList<QPluginLoader *> m_loaders;
+};
+
+} // namespace replhost::core

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workspacemanager.h"
+
+#include "envlayers.h"
+#include "storage/store.h"
+
+#include <QDir>
+#include <QRegularExpression>
+
+namespace replhost::core {
+
+using storage::EnvScope;
+
+WorkspaceManager::WorkspaceManager(storage::Store *store, QString dataDir, QObject *parent)
+    : QObject(parent), m_store(store), m_dataDir(std::move(dataDir))
+{
+}
+
+Result<void> WorkspaceManager::ensureDefault()
+{
+    auto existing = m_store->workspaceByName(defaultName());
+    if (!existing)
+        return existing.error();
+    if (existing->has_value())
+        return QDir().mkpath(existing->value().directory)
+                   ? Result<void>()
+                   : makeError(QStringLiteral("io"), QStringLiteral("cannot create %1")
+                                                          .arg(existing->value().directory));
+    auto created = create(defaultName());
+    if (!created)
+        return created.error();
+    return {};
+}
+
+Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
+                                                          const QString &directory)
+{
+    static const QRegularExpression pattern(QStringLiteral("^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"));
+    if (!pattern.match(name).hasMatch())
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("invalid workspace name \"%1\": use 1-64 letters, digits, "
+                                        "'_', '-' or '.', not starting with '.'").arg(name));
+    QString dir = directory.isEmpty()
+                      ? QDir(m_dataDir).filePath(QStringLiteral("workspaces/") + name)
+                      : directory;
+    if (QDir::isRelativePath(dir))
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("workspace directory must be an absolute path"));
+    dir = QDir::cleanPath(dir);
+    if (!QDir().mkpath(dir))
+        return makeError(QStringLiteral("io"), QStringLiteral("cannot create directory %1").arg(dir));
+    auto existing = m_store->workspaceByName(name);
+    if (!existing)
+        return existing.error();
+    if (existing->has_value())
+        return makeError(QStringLiteral("conflict"),
+                         QStringLiteral("workspace \"%1\" already exists").arg(name));
+    return m_store->createWorkspace(name, QDir(dir).canonicalPath());
+}
+
+Result<storage::WorkspaceRecord> WorkspaceManager::get(const QString &name) const
+{
+    const QString wanted = name.isEmpty() ? defaultName() : name;
+    auto found = m_store->workspaceByName(wanted);
+    if (!found)
+        return found.error();
+    if (!found->has_value())
+        return makeError(QStringLiteral("not_found"),
+                         QStringLiteral("no workspace named \"%1\"").arg(wanted));
+    return found->value();
+}
+
+Result<QList<storage::WorkspaceRecord>> WorkspaceManager::list() const
+{
+    return m_store->workspaces();
+}
+
+Result<QList<storage::EnvVarRecord>> WorkspaceManager::env(const QString &name) const
+{
+    auto ws = get(name);
+    if (!ws)
+        return ws.error();
+    return m_store->env(EnvScope::Workspace, ws->id);
+}
+
+Result<void> WorkspaceManager::changeEnv(const QString &name, const QMap<QString, QString> &set,
+                                         const QStringList &unset, const QStringList &clear)
+{
+    auto ws = get(name);
+    if (!ws)
+        return ws.error();
+    const QString id = ws->id;
+    for (const QStringList &keys : {set.keys(), unset, clear}) {
+        for (const QString &key : keys) {
+            if (!EnvLayers::isValidKey(key))
+                return makeError(QStringLiteral("bad_request"),
+                                 QStringLiteral("invalid environment variable name \"%1\"").arg(key));
+        }
+    }
+    auto done = m_store->transaction([&]() -> Result<void> {
+        for (auto it = set.cbegin(); it != set.cend(); ++it) {
+            if (auto r = m_store->setEnv(EnvScope::Workspace, id, it.key(), it.value()); !r)
+                return r;
+        }
+        for (const QString &key : unset) {
+            if (auto r = m_store->unsetEnv(EnvScope::Workspace, id, key); !r)
+                return r;
+        }
+        for (const QString &key : clear) {
+            if (auto r = m_store->clearEnv(EnvScope::Workspace, id, key); !r)
+                return r;
+        }
+        return {};
+    });
+    if (done)
+        emit envChanged(id);
+    return done;
+}
+
+} // namespace replhost::core

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "storage/records.h"
+
+#include <replhost/sdk/result.h>
+
+#include <QList>
+#include <QMap>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+namespace replhost::storage { class Store; }
+
+namespace replhost::core {
+
+// Workspaces: a directory plus a workspace-wide env layer, holding contexts. The workspace named
+// "default" always exists (created on first open, in <data dir>/workspaces/default).
+//
+// Threading: engine thread only. The store is owned by the Engine and outlives this object.
+class WorkspaceManager : public QObject {
+    Q_OBJECT
+public:
+    WorkspaceManager(storage::Store *store, QString dataDir, QObject *parent = nullptr);
+
+    static QString defaultName() { return QStringLiteral("default"); }
+
+    Result<void> ensureDefault();
+
+    // Names: 1-64 characters of [A-Za-z0-9_.-], not starting with '.'. `directory` empty →
+    // <data dir>/workspaces/<name>; it is created if missing. Errors: "bad_request", "conflict".
+    Result<storage::WorkspaceRecord> create(const QString &name, const QString &directory = {});
+    // Error "not_found" with the name in the message.
+    Result<storage::WorkspaceRecord> get(const QString &name) const;
+    Result<QList<storage::WorkspaceRecord>> list() const;
+
+    // The workspace env layer. `set` keys get values, `unset` keys are explicitly removed (they
+    // hide the base environment), `clear` keys are dropped from the layer. Error "bad_request"
+    // for invalid keys.
+    Result<QList<storage::EnvVarRecord>> env(const QString &name) const;
+    Result<void> changeEnv(const QString &name, const QMap<QString, QString> &set,
+                           const QStringList &unset, const QStringList &clear);
+
+signals:
+    // The workspace's env layer changed: contexts pick it up on their next run.
+    void envChanged(const QString &workspaceId);
+
+private:
+    storage::Store *m_store;
+    QString m_dataDir;
+};
+
+} // namespace replhost::core

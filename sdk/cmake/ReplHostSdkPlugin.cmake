@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# replhost_add_plugin(<name>
+#     SOURCES <files...>             handler sources (the class with Q_PLUGIN_METADATA)
+#     [RESOURCES <files...>]         driver files, embedded under :/replhost/<name>/
+#     [INSTALL_DESTINATION <dir>])   default: <libdir>/replhost/plugins
+#
+# Builds a language plugin as a Qt plugin module linked only against ReplHost::Sdk. The same
+# function builds the first-party plugins, so a third-party plugin is built exactly like them.
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+
+function(replhost_add_plugin name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "INSTALL_DESTINATION" "SOURCES;RESOURCES")
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "replhost_add_plugin(${name}): SOURCES is required")
+  endif()
+  find_package(Qt6 REQUIRED COMPONENTS Core)
+  add_library(${name} MODULE ${arg_SOURCES})
+  set_target_properties(${name} PROPERTIES AUTOMOC ON PREFIX "" OUTPUT_NAME "replhost-${name}")
+  target_compile_features(${name} PRIVATE cxx_std_20)
+  target_link_libraries(${name} PRIVATE ReplHost::Sdk Qt6::Core)
+  if(arg_RESOURCES)
+    qt_add_resources(${name} "${name}_driver" PREFIX "/replhost/${name}" FILES ${arg_RESOURCES})
+  endif()
+  if(DEFINED REPLHOST_PLUGIN_OUTPUT_DIR)
+    set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${REPLHOST_PLUGIN_OUTPUT_DIR})
+  endif()
+  if(NOT arg_INSTALL_DESTINATION)
+    set(arg_INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/replhost/plugins)
+  endif()
+  install(TARGETS ${name} LIBRARY DESTINATION ${arg_INSTALL_DESTINATION})
+endfunction()

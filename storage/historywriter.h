@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "records.h"
+
+#include <replhost/sdk/result.h>
+
+#include <QString>
+
+#include <functional>
+#include <memory>
+
+namespace replhost::storage {
+
+// Keeps persistence off the hot path: execution starts, events and ends are queued here and
+// written by one background thread with its own connection, in batches (group commit), so an
+// execution never waits for the disk. A crash loses at most the last batch, never consistency.
+//
+// Threading: every method may be called from any thread. Writes are applied in the order they
+// were queued. Errors of the background writes are counted and the last one is kept (lastError);
+// they never reach the caller's thread as exceptions.
+class HistoryWriter {
+public:
+    // Opens its own connection to the database at `path` (already created and migrated by
+    // Store::open). `batchIntervalMs`: the longest a queued write waits before a commit.
+    static Result<std::unique_ptr<HistoryWriter>> open(const QString &path,
+                                                       int batchIntervalMs = 20);
+    ~HistoryWriter();  // flushes what is queued, then stops the thread
+
+    void insertExecution(const ExecutionRecord &execution);  // seq assigned by storage
+    void appendEvent(const ExecutionEventRecord &event);
+    void finishExecution(const QString &id, const QString &status, qint64 durationMs,
+                         qint64 outputBytes, bool truncated);
+    void updateContextUsage(const QString &contextId, int executionCount, const QString &cwd,
+                            qint64 lastUsedAt);
+
+    // Blocks until everything queued before the call is committed.
+    void flush();
+
+    qint64 failedWrites() const;
+    QString lastError() const;
+
+private:
+    HistoryWriter();
+    class Private;
+    std::unique_ptr<Private> d;
+};
+
+} // namespace replhost::storage

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+namespace replhost::storage {
+
+// Plain rows as stored. Times are milliseconds since the Unix epoch (UTC).
+
+struct WorkspaceRecord {
+    QString id;         // opaque, stable
+    QString name;       // unique, used in URLs ("default")
+    QString directory;  // absolute path of the workspace directory
+    qint64 createdAt = 0;
+};
+
+enum class EnvScope { Workspace, Context };
+
+// One key of an env layer. `isUnset` records an explicit removal: the key is removed from the
+// environment even if a lower layer (or the base environment) defines it.
+struct EnvVarRecord {
+    QString key;
+    QString value;
+    bool isUnset = false;
+};
+
+struct ContextRecord {
+    QString id;          // UUID without braces
+    QString workspaceId;
+    QString language;    // handler id ("python")
+    QString name;        // optional, for people
+    QString cwd;         // absolute
+    int executionCount = 0;
+    qint64 createdAt = 0;
+    qint64 lastUsedAt = 0;
+};
+
+struct ExecutionRecord {
+    QString id;
+    QString contextId;
+    qint64 seq = 0;           // order within the context, assigned by storage on insert
+    QString code;
+    QString status;           // "running", "ok", "error", "interrupted", "aborted", "timeout"
+    int executionCount = 0;
+    qint64 startedAt = 0;
+    qint64 durationMs = -1;   // -1 while running
+    qint64 outputBytes = 0;
+    bool truncated = false;   // events beyond the stored cap were dropped
+};
+
+struct ExecutionEventRecord {
+    QString executionId;
+    int seq = 0;              // order within the execution
+    QByteArray json;          // the event as compact JSON
+};
+
+} // namespace replhost::storage

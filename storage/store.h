@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "records.h"
+
+#include <replhost/sdk/result.h>
+
+#include <QList>
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace replhost::storage {
+
+class Database;
+
+// The repository of everything replhost keeps: workspaces, env layers, contexts and execution
+// history, in one SQLite file in WAL mode (busy_timeout, foreign keys on). The only SQL in
+// replhost lives behind this class and the ones in this folder.
+//
+// Threading: a Store (and its connection) belongs to the thread that opened it. Use one Store per
+// thread; SQLite's WAL mode lets them share the file.
+// Errors: every method returns a Result; a failed write leaves the database as it was (one
+// transaction per logical change). Error codes: "not_found", "conflict", "storage".
+class Store {
+public:
+    ~Store();
+    Store(const Store &) = delete;
+    Store &operator=(const Store &) = delete;
+
+    // Opens (creating if needed) the database file and migrates it to the current schema, step
+    // by step inside one transaction per step. Refuses a database written by a newer replhost.
+    static Result<std::unique_ptr<Store>> open(const QString &path);
+
+    static int currentSchemaVersion();
+    int schemaVersion() const;
+    QString path() const;
+
+    // Workspaces
+    Result<WorkspaceRecord> createWorkspace(const QString &name, const QString &directory);
+    Result<std::optional<WorkspaceRecord>> workspaceByName(const QString &name);
+    Result<std::optional<WorkspaceRecord>> workspaceById(const QString &id);
+    Result<QList<WorkspaceRecord>> workspaces();
+    Result<void> deleteWorkspace(const QString &id);  // its contexts, env and history too
+
+    // Env layers. setEnv/unsetEnv upsert one key; clearEnv removes the key from the layer
+    // entirely (neither set nor unset).
+    Result<void> setEnv(EnvScope scope, const QString &scopeId, const QString &key,
+                        const QString &value);
+    Result<void> unsetEnv(EnvScope scope, const QString &scopeId, const QString &key);
+    Result<void> clearEnv(EnvScope scope, const QString &scopeId, const QString &key);
+    Result<QList<EnvVarRecord>> env(EnvScope scope, const QString &scopeId);  // sorted by key
+
+    // Contexts
+    Result<void> insertContext(const ContextRecord &context);
+    Result<void> updateContext(const ContextRecord &context);  // name, cwd, counts, last use
+    Result<std::optional<ContextRecord>> context(const QString &id);
+    Result<QList<ContextRecord>> contexts(const QString &workspaceId);  // oldest first
+    Result<void> deleteContext(const QString &id);  // its env and history too
+
+    // Executions
+    Result<ExecutionRecord> insertExecution(ExecutionRecord execution);  // assigns seq
+    Result<void> finishExecution(const QString &id, const QString &status, qint64 durationMs,
+                                 qint64 outputBytes, bool truncated);
+    Result<void> appendEvents(const QList<ExecutionEventRecord> &events);  // one transaction
+    Result<std::optional<ExecutionRecord>> execution(const QString &id);
+    // Newest first; `beforeSeq` <= 0 means from the newest.
+    Result<QList<ExecutionRecord>> executions(const QString &contextId, qint64 beforeSeq,
+                                              int limit);
+    Result<QList<ExecutionEventRecord>> events(const QString &executionId);  // in order
+    // Marks executions left "running" by a process that ended without finishing them.
+    Result<int> abandonRunningExecutions(const QString &status);
+
+    // Runs `work` inside one transaction; rolls back if it returns an error.
+    Result<void> transaction(const std::function<Result<void>()> &work);
+
+private:
+    explicit Store(std::unique_ptr<Database> db);
+    std::unique_ptr<Database> m_db;
+};
+
+} // namespace replhost::storage
