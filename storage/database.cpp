@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "database.h"
+
+#include "statement.h"
+
+#include <sqlite3.h>
+
+namespace replhost::storage {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+
+// `cause` already names the database.
+Error configureError(const QString &what, const Error &cause)
+{
+    return makeError(cause.code, QStringLiteral("could not %1: %2").arg(what, cause.message));
+}
+
+// Reads the single value a pragma returns.
+Result<QString> pragmaValue(Database &db, const char *sql)
+{
+    Statement s(db, sql);
+    auto row = s.step();
+    if (!row)
+        return row.error();
+    if (!*row)
+        return QString();
+    return s.columnString(0);
+}
+
+} // namespace
+
+Database::Database(sqlite3 *handle, QString path) : m_handle(handle), m_path(std::move(path)) {}
+
+Database::~Database()
+{
+    // close_v2 rather than close: should a statement still be alive (a bug elsewhere), the
+    // connection is closed when it is finalized instead of leaking.
+    sqlite3_close_v2(m_handle);
+}
+
+Result<std::unique_ptr<Database>> Database::open(const QString &path)
+{
+    sqlite3 *handle = nullptr;
+    const int rc = sqlite3_open_v2(path.toUtf8().constData(), &handle,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    if (rc != SQLITE_OK) {
+        const QString reason = QString::fromUtf8(handle ? sqlite3_errmsg(handle)
+                                                        : sqlite3_errstr(rc));
+        sqlite3_close_v2(handle);  // a handle is returned even on most failures
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("could not open database %1: %2").arg(path, reason));
+    }
+    sqlite3_extended_result_codes(handle, 1);
+    sqlite3_busy_timeout(handle, kBusyTimeoutMs);
+    std::unique_ptr<Database> db(new Database(handle, path));
+
+    // The first statement touches the file, so this is also where an unreadable or non-database
+    // file is reported.
+    auto mode = pragmaValue(*db, "PRAGMA journal_mode = WAL");
+    if (!mode) {
+        if (sqlite3_errcode(handle) == SQLITE_NOTADB) {
+            return makeError(QStringLiteral("storage"),
+                             QStringLiteral("%1 is not a replhost database (not an SQLite file); "
+                                            "move it away or use another data directory")
+                                 .arg(path));
+        }
+        return configureError(QStringLiteral("enable WAL mode"), mode.error());
+    }
+    // WAL is what lets the history writer commit while other connections read; without it the
+    // design does not hold, so refuse rather than run degraded.
+    if (mode->compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0) {
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("could not enable WAL mode for database %1 (journal mode "
+                                        "is \"%2\"); keep the data directory on a local "
+                                        "filesystem")
+                             .arg(path, *mode));
+    }
+    if (auto r = db->execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"); !r)
+        return configureError(QStringLiteral("set pragmas"), r.error());
+    // foreign_keys is silently a no-op in a build without foreign key support; cascades depend
+    // on it, so check that it took.
+    auto fk = pragmaValue(*db, "PRAGMA foreign_keys");
+    if (!fk)
+        return configureError(QStringLiteral("enable foreign keys"), fk.error());
+    if (*fk != QLatin1String("1")) {
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("could not enable foreign keys for database %1: this "
+                                        "SQLite library was built without them")
+                             .arg(path));
+    }
+    return db;
+}
+
+Result<void> Database::execute(const char *sql)
+{
+    char *message = nullptr;
+    const int rc = sqlite3_exec(m_handle, sql, nullptr, nullptr, &message);
+    if (rc == SQLITE_OK)
+        return {};
+    const QString reason = QString::fromUtf8(message ? message : sqlite3_errstr(rc));
+    sqlite3_free(message);
+    return makeError(errorCodeFor(sqlite3_extended_errcode(m_handle)),
+                     QStringLiteral("%1 (database %2)").arg(reason, m_path));
+}
+
+qint64 Database::changes() const
+{
+    return sqlite3_changes(m_handle);
+}
+
+qint64 Database::lastInsertRowId() const
+{
+    return sqlite3_last_insert_rowid(m_handle);
+}
+
+bool Database::inTransaction() const
+{
+    return m_transactionDepth > 0;
+}
+
+Error Database::lastError() const
+{
+    return makeError(errorCodeFor(sqlite3_extended_errcode(m_handle)),
+                     QStringLiteral("%1 (database %2)")
+                         .arg(QString::fromUtf8(sqlite3_errmsg(m_handle)), m_path));
+}
+
+QString Database::errorCodeFor(int extendedResultCode)
+{
+    switch (extendedResultCode) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+        return QStringLiteral("conflict");
+    case SQLITE_CONSTRAINT_FOREIGNKEY:
+        return QStringLiteral("not_found");
+    default:
+        return QStringLiteral("storage");
+    }
+}
+
+} // namespace replhost::storage

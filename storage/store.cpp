@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store.h"
+
+#include "database.h"
+#include "migrations.h"
+#include "statement.h"
+#include "transaction.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QUuid>
+
+#include <limits>
+
+namespace replhost::storage {
+
+namespace {
+
+const QString kConflict = QStringLiteral("conflict");
+const QString kNotFound = QStringLiteral("not_found");
+
+QString newId()
+{
+    return QUuid::createUuid().toString(QUuid::WithoutBraces);
+}
+
+QString scopeName(EnvScope scope)
+{
+    return scope == EnvScope::Workspace ? QStringLiteral("workspace") : QStringLiteral("context");
+}
+
+// Keeps the cause's code and says what was being done.
+Error failed(const QString &what, const Error &cause)
+{
+    return makeError(cause.code, QStringLiteral("could not %1: %2").arg(what, cause.message));
+}
+
+Error notFound(const QString &what, const QString &id)
+{
+    return makeError(kNotFound, QStringLiteral("%1 %2 not found").arg(what, id));
+}
+
+// Reads every remaining row of `s` with `read`.
+template <typename T, typename Read>
+Result<QList<T>> collect(Statement &s, Read read)
+{
+    QList<T> rows;
+    for (;;) {
+        auto row = s.step();
+        if (!row)
+            return row.error();
+        if (!*row)
+            return rows;
+        rows.append(read(s));
+    }
+}
+
+// Reads the first row of `s`, if any, with `read`.
+template <typename T, typename Read>
+Result<std::optional<T>> first(Statement &s, Read read)
+{
+    auto row = s.step();
+    if (!row)
+        return row.error();
+    if (!*row)
+        return std::optional<T>();
+    return std::optional<T>(read(s));
+}
+
+// Column order of the SELECTs below: id, name, directory, created_at.
+WorkspaceRecord readWorkspace(const Statement &s)
+{
+    return WorkspaceRecord{s.columnString(0), s.columnString(1), s.columnString(2),
+                           s.columnInt64(3)};
+}
+
+// Column order: id, workspace_id, language, name, cwd, execution_count, created_at,
+// last_used_at.
+ContextRecord readContext(const Statement &s)
+{
+    return ContextRecord{s.columnString(0), s.columnString(1), s.columnString(2),
+                         s.columnString(3), s.columnString(4), s.columnInt(5),
+                         s.columnInt64(6),  s.columnInt64(7)};
+}
+
+// Column order: id, context_id, seq, code, status, execution_count, started_at, duration_ms,
+// output_bytes, truncated.
+ExecutionRecord readExecution(const Statement &s)
+{
+    return ExecutionRecord{s.columnString(0), s.columnString(1), s.columnInt64(2),
+                           s.columnString(3), s.columnString(4), s.columnInt(5),
+                           s.columnInt64(6),  s.columnInt64(7),  s.columnInt64(8),
+                           s.columnBool(9)};
+}
+
+// An env layer belongs to a workspace or a context. scope_id cannot carry a foreign key, so
+// writes check the owner here, inside the writing transaction; deleting the owner deletes the
+// layer (triggers in the schema).
+Result<void> checkScopeExists(Database &db, EnvScope scope, const QString &scopeId)
+{
+    Statement s(db, scope == EnvScope::Workspace ? "SELECT 1 FROM workspaces WHERE id = ?1"
+                                                 : "SELECT 1 FROM contexts WHERE id = ?1");
+    s.bind(1, scopeId);
+    auto row = s.step();
+    if (!row)
+        return row.error();
+    if (!*row)
+        return notFound(scopeName(scope), scopeId);
+    return {};
+}
+
+Result<void> upsertEnv(Database &db, EnvScope scope, const QString &scopeId, const QString &key,
+                       const QString &value, bool isUnset)
+{
+    Transaction tx(db);
+    if (!tx.ok())
+        return tx.error();
+    if (auto r = checkScopeExists(db, scope, scopeId); !r)
+        return r;
+    Statement s(db, "INSERT INTO env_vars (scope, scope_id, key, value, is_unset) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5) "
+                    "ON CONFLICT (scope, scope_id, key) "
+                    "DO UPDATE SET value = excluded.value, is_unset = excluded.is_unset");
+    s.bind(1, scopeName(scope));
+    s.bind(2, scopeId);
+    s.bind(3, key);
+    s.bind(4, value);
+    s.bind(5, isUnset ? 1 : 0);
+    if (auto r = s.run(); !r)
+        return r;
+    return tx.commit();
+}
+
+} // namespace
+
+Store::Store(std::unique_ptr<Database> db) : m_db(std::move(db)) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::open(const QString &path)
+{
+    const QString dir = QFileInfo(path).absolutePath();
+    if (!QDir().mkpath(dir)) {
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("could not create directory %1 for database %2; check "
+                                        "its permissions or choose another data directory")
+                             .arg(dir, path));
+    }
+    auto db = Database::open(path);
+    if (!db)
+        return db.error();
+    if (auto v = migrations::migrate(**db); !v)
+        return v.error();
+    return std::unique_ptr<Store>(new Store(std::move(*db)));
+}
+
+int Store::currentSchemaVersion()
+{
+    return migrations::currentVersion();
+}
+
+int Store::schemaVersion() const
+{
+    // Read each time: another replhost may have upgraded the file since this Store opened it.
+    auto v = migrations::readVersion(*m_db);
+    return v ? v->version : 0;
+}
+
+QString Store::path() const
+{
+    return m_db->path();
+}
+
+// Workspaces
+
+Result<WorkspaceRecord> Store::createWorkspace(const QString &name, const QString &directory)
+{
+    WorkspaceRecord w{newId(), name, directory, QDateTime::currentMSecsSinceEpoch()};
+    Statement s(*m_db, "INSERT INTO workspaces (id, name, directory, created_at) "
+                       "VALUES (?1, ?2, ?3, ?4)");
+    s.bind(1, w.id);
+    s.bind(2, w.name);
+    s.bind(3, w.directory);
+    s.bind(4, w.createdAt);
+    if (auto r = s.run(); !r) {
+        if (r.error().code == kConflict) {
+            return makeError(kConflict,
+                             QStringLiteral("a workspace named \"%1\" already exists").arg(name));
+        }
+        return failed(QStringLiteral("create workspace \"%1\"").arg(name), r.error());
+    }
+    return w;
+}
+
+Result<std::optional<WorkspaceRecord>> Store::workspaceByName(const QString &name)
+{
+    Statement s(*m_db, "SELECT id, name, directory, created_at FROM workspaces WHERE name = ?1");
+    s.bind(1, name);
+    return first<WorkspaceRecord>(s, readWorkspace);
+}
+
+Result<std::optional<WorkspaceRecord>> Store::workspaceById(const QString &id)
+{
+    Statement s(*m_db, "SELECT id, name, directory, created_at FROM workspaces WHERE id = ?1");
+    s.bind(1, id);
+    return first<WorkspaceRecord>(s, readWorkspace);
+}
+
+Result<QList<WorkspaceRecord>> Store::workspaces()
+{
+    Statement s(*m_db, "SELECT id, name, directory, created_at FROM workspaces "
+                       "ORDER BY created_at, rowid");
+    return collect<WorkspaceRecord>(s, readWorkspace);
+}
+
+Result<void> Store::deleteWorkspace(const QString &id)
+{
+    // One statement, so one transaction: foreign keys cascade to contexts, executions and
+    // events, and triggers delete the env layers of the workspace and of its contexts.
+    Statement s(*m_db, "DELETE FROM workspaces WHERE id = ?1");
+    s.bind(1, id);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("delete workspace %1").arg(id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("workspace"), id);
+    return {};
+}
+
+// Env layers
+
+Result<void> Store::setEnv(EnvScope scope, const QString &scopeId, const QString &key,
+                           const QString &value)
+{
+    auto r = upsertEnv(*m_db, scope, scopeId, key, value, false);
+    if (!r && r.error().code != kNotFound)
+        return failed(QStringLiteral("set %1").arg(key), r.error());
+    return r;
+}
+
+Result<void> Store::unsetEnv(EnvScope scope, const QString &scopeId, const QString &key)
+{
+    auto r = upsertEnv(*m_db, scope, scopeId, key, QString(), true);
+    if (!r && r.error().code != kNotFound)
+        return failed(QStringLiteral("unset %1").arg(key), r.error());
+    return r;
+}
+
+Result<void> Store::clearEnv(EnvScope scope, const QString &scopeId, const QString &key)
+{
+    Statement s(*m_db, "DELETE FROM env_vars WHERE scope = ?1 AND scope_id = ?2 AND key = ?3");
+    s.bind(1, scopeName(scope));
+    s.bind(2, scopeId);
+    s.bind(3, key);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("clear %1").arg(key), r.error());
+    return {};
+}
+
+Result<QList<EnvVarRecord>> Store::env(EnvScope scope, const QString &scopeId)
+{
+    Statement s(*m_db, "SELECT key, value, is_unset FROM env_vars "
+                       "WHERE scope = ?1 AND scope_id = ?2 ORDER BY key");
+    s.bind(1, scopeName(scope));
+    s.bind(2, scopeId);
+    return collect<EnvVarRecord>(s, [](const Statement &row) {
+        return EnvVarRecord{row.columnString(0), row.columnString(1), row.columnBool(2)};
+    });
+}
+
+// Contexts
+
+Result<void> Store::insertContext(const ContextRecord &c)
+{
+    Statement s(*m_db, "INSERT INTO contexts (id, workspace_id, language, name, cwd, "
+                       "execution_count, created_at, last_used_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    s.bind(1, c.id);
+    s.bind(2, c.workspaceId);
+    s.bind(3, c.language);
+    s.bind(4, c.name);
+    s.bind(5, c.cwd);
+    s.bind(6, c.executionCount);
+    s.bind(7, c.createdAt);
+    s.bind(8, c.lastUsedAt);
+    if (auto r = s.run(); !r) {
+        if (r.error().code == kNotFound)
+            return notFound(QStringLiteral("workspace"), c.workspaceId);
+        if (r.error().code == kConflict) {
+            return makeError(kConflict,
+                             QStringLiteral("a context with id %1 already exists").arg(c.id));
+        }
+        return failed(QStringLiteral("create context %1").arg(c.id), r.error());
+    }
+    return {};
+}
+
+Result<void> Store::updateContext(const ContextRecord &c)
+{
+    Statement s(*m_db, "UPDATE contexts SET name = ?2, cwd = ?3, execution_count = ?4, "
+                       "last_used_at = ?5 WHERE id = ?1");
+    s.bind(1, c.id);
+    s.bind(2, c.name);
+    s.bind(3, c.cwd);
+    s.bind(4, c.executionCount);
+    s.bind(5, c.lastUsedAt);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("update context %1").arg(c.id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("context"), c.id);
+    return {};
+}
+
+Result<std::optional<ContextRecord>> Store::context(const QString &id)
+{
+    Statement s(*m_db, "SELECT id, workspace_id, language, name, cwd, execution_count, "
+                       "created_at, last_used_at FROM contexts WHERE id = ?1");
+    s.bind(1, id);
+    return first<ContextRecord>(s, readContext);
+}
+
+Result<QList<ContextRecord>> Store::contexts(const QString &workspaceId)
+{
+    Statement s(*m_db, "SELECT id, workspace_id, language, name, cwd, execution_count, "
+                       "created_at, last_used_at FROM contexts WHERE workspace_id = ?1 "
+                       "ORDER BY created_at, rowid");
+    s.bind(1, workspaceId);
+    return collect<ContextRecord>(s, readContext);
+}
+
+Result<void> Store::deleteContext(const QString &id)
+{
+    // One statement: cascades to executions and events; a trigger deletes the context's env.
+    Statement s(*m_db, "DELETE FROM contexts WHERE id = ?1");
+    s.bind(1, id);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("delete context %1").arg(id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("context"), id);
+    return {};
+}
+
+// Executions
+
+Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
+{
+    if (e.id.isEmpty())
+        e.id = newId();
+    if (e.status.isEmpty())
+        e.status = QStringLiteral("running");
+
+    Transaction tx(*m_db);
+    if (!tx.ok())
+        return failed(QStringLiteral("record execution %1").arg(e.id), tx.error());
+    // seq is computed by the INSERT itself, under the write lock, so concurrent connections
+    // (the history writer and a Store) can never hand out the same number.
+    Statement insert(*m_db,
+                     "INSERT INTO executions (id, context_id, seq, code, status, execution_count, "
+                     "started_at, duration_ms, output_bytes, truncated) "
+                     "SELECT :id, :context, COALESCE(MAX(seq), 0) + 1, :code, :status, :count, "
+                     ":started, :duration, :output, :truncated "
+                     "FROM executions WHERE context_id = :context");
+    insert.bind(":id", e.id);
+    insert.bind(":context", e.contextId);
+    insert.bind(":code", e.code);
+    insert.bind(":status", e.status);
+    insert.bind(":count", e.executionCount);
+    insert.bind(":started", e.startedAt);
+    insert.bind(":duration", e.durationMs);
+    insert.bind(":output", e.outputBytes);
+    insert.bind(":truncated", e.truncated ? 1 : 0);
+    if (auto r = insert.run(); !r) {
+        if (r.error().code == kNotFound)
+            return notFound(QStringLiteral("context"), e.contextId);
+        if (r.error().code == kConflict) {
+            return makeError(kConflict,
+                             QStringLiteral("an execution with id %1 already exists").arg(e.id));
+        }
+        return failed(QStringLiteral("record execution %1").arg(e.id), r.error());
+    }
+    Statement seq(*m_db, "SELECT seq FROM executions WHERE id = ?1");
+    seq.bind(1, e.id);
+    auto row = seq.step();
+    if (!row)
+        return failed(QStringLiteral("record execution %1").arg(e.id), row.error());
+    e.seq = seq.columnInt64(0);
+    if (auto r = tx.commit(); !r)
+        return failed(QStringLiteral("record execution %1").arg(e.id), r.error());
+    return e;
+}
+
+Result<void> Store::finishExecution(const QString &id, const QString &status, qint64 durationMs,
+                                    qint64 outputBytes, bool truncated)
+{
+    Statement s(*m_db, "UPDATE executions SET status = ?2, duration_ms = ?3, output_bytes = ?4, "
+                       "truncated = ?5 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, status);
+    s.bind(3, durationMs);
+    s.bind(4, outputBytes);
+    s.bind(5, truncated ? 1 : 0);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("finish execution %1").arg(id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("execution"), id);
+    return {};
+}
+
+Result<void> Store::appendEvents(const QList<ExecutionEventRecord> &events)
+{
+    if (events.isEmpty())
+        return {};
+    Transaction tx(*m_db);
+    if (!tx.ok())
+        return failed(QStringLiteral("store events"), tx.error());
+    Statement s(*m_db,
+                "INSERT INTO execution_events (execution_id, seq, json) VALUES (?1, ?2, ?3)");
+    for (const ExecutionEventRecord &event : events) {
+        s.reset();
+        s.bind(1, event.executionId);
+        s.bind(2, event.seq);
+        s.bind(3, event.json);
+        if (auto r = s.run(); !r) {
+            if (r.error().code == kNotFound)
+                return notFound(QStringLiteral("execution"), event.executionId);
+            if (r.error().code == kConflict) {
+                return makeError(kConflict, QStringLiteral("event %1 of execution %2 is already "
+                                                           "stored")
+                                                .arg(event.seq)
+                                                .arg(event.executionId));
+            }
+            return failed(QStringLiteral("store events"), r.error());
+        }
+    }
+    return tx.commit();
+}
+
+Result<std::optional<ExecutionRecord>> Store::execution(const QString &id)
+{
+    Statement s(*m_db, "SELECT id, context_id, seq, code, status, execution_count, started_at, "
+                       "duration_ms, output_bytes, truncated FROM executions WHERE id = ?1");
+    s.bind(1, id);
+    return first<ExecutionRecord>(s, readExecution);
+}
+
+Result<QList<ExecutionRecord>> Store::executions(const QString &contextId, qint64 beforeSeq,
+                                                 int limit)
+{
+    // A negative limit means no limit and 0 means no rows, as LIMIT does in SQLite.
+    Statement s(*m_db, "SELECT id, context_id, seq, code, status, execution_count, started_at, "
+                       "duration_ms, output_bytes, truncated FROM executions "
+                       "WHERE context_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3");
+    s.bind(1, contextId);
+    s.bind(2, beforeSeq > 0 ? beforeSeq : std::numeric_limits<qint64>::max());
+    s.bind(3, limit);
+    return collect<ExecutionRecord>(s, readExecution);
+}
+
+Result<QList<ExecutionEventRecord>> Store::events(const QString &executionId)
+{
+    Statement s(*m_db, "SELECT execution_id, seq, json FROM execution_events "
+                       "WHERE execution_id = ?1 ORDER BY seq");
+    s.bind(1, executionId);
+    return collect<ExecutionEventRecord>(s, [](const Statement &row) {
+        return ExecutionEventRecord{row.columnString(0), row.columnInt(1), row.columnBlob(2)};
+    });
+}
+
+Result<int> Store::abandonRunningExecutions(const QString &status)
+{
+    Statement s(*m_db, "UPDATE executions SET status = ?1 WHERE status = 'running'");
+    s.bind(1, status);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("mark unfinished executions"), r.error());
+    return static_cast<int>(m_db->changes());
+}
+
+Result<void> Store::transaction(const std::function<Result<void>()> &work)
+{
+    Transaction tx(*m_db);
+    if (!tx.ok())
+        return tx.error();
+    if (auto r = work(); !r)
+        return r;  // tx rolls back
+    return tx.commit();
+}
+
+} // namespace replhost::storage

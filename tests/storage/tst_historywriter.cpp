@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "storagetest.h"
+
+#include "storage/historywriter.h"
+#include "storage/store.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <thread>
+#include <vector>
+
+using namespace replhost;
+using namespace replhost::storage;
+
+namespace {
+
+ExecutionRecord newExecution(const QString &id, const QString &contextId)
+{
+    ExecutionRecord e;
+    e.id = id;
+    e.contextId = contextId;
+    e.code = QStringLiteral("code of ") + id;
+    e.status = QStringLiteral("running");
+    e.startedAt = 1000;
+    return e;
+}
+
+ExecutionEventRecord makeEvent(const QString &executionId, int seq)
+{
+    return ExecutionEventRecord{executionId, seq,
+                                QByteArray("{\"seq\":") + QByteArray::number(seq) + '}'};
+}
+
+} // namespace
+
+class TstHistoryWriter : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+
+    void writerFlushPersistsInOrder();
+    void writerAssignsSeqPerContext();
+    void writerCommitsWithinTheIntervalWithoutFlush();
+    void fullBatchCommitsWithoutWaitingForTheInterval();
+    void destructorWritesWhatIsQueued();
+    void flushWithNothingQueuedReturns();
+    void writerSurvivesConcurrentProducers();
+    void failedWriteIsCountedAndTheRestCommits();
+    void contextUsageIsUpdated();
+    void openFailsForAnUnusablePath();
+
+private:
+    QString dbPath() const { return m_dir->filePath(QStringLiteral("replhost.db")); }
+    void addContext(const QString &id);
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<Store> m_store;  // the reading side, as the rest of replhost has it
+    QString m_workspaceId;
+};
+
+void TstHistoryWriter::init()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+    auto store = Store::open(dbPath());
+    QVERIFY_OK(store);
+    m_store = std::move(*store);
+    auto ws = m_store->createWorkspace(QStringLiteral("default"), QStringLiteral("/w"));
+    QVERIFY_OK(ws);
+    m_workspaceId = ws->id;
+    addContext(QStringLiteral("c1"));
+}
+
+void TstHistoryWriter::cleanup()
+{
+    m_store.reset();
+    m_dir.reset();
+}
+
+void TstHistoryWriter::addContext(const QString &id)
+{
+    ContextRecord c;
+    c.id = id;
+    c.workspaceId = m_workspaceId;
+    c.language = QStringLiteral("python");
+    c.cwd = QStringLiteral("/w");
+    c.createdAt = 1;
+    c.lastUsedAt = 1;
+    QVERIFY_OK(m_store->insertContext(c));
+}
+
+void TstHistoryWriter::writerFlushPersistsInOrder()
+{
+    // An interval far beyond the test's length: only flush() can make the writes visible.
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    for (int i = 0; i < 50; ++i)
+        w.appendEvent(makeEvent(QStringLiteral("e1"), i));
+    w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 12, 345, false);
+    w.flush();
+
+    auto e = m_store->execution(QStringLiteral("e1"));
+    QVERIFY_OK(e);
+    QVERIFY(e->has_value());
+    QCOMPARE((*e)->status, QStringLiteral("ok"));
+    QCOMPARE((*e)->durationMs, 12);
+    QCOMPARE((*e)->outputBytes, 345);
+    QCOMPARE((*e)->code, QStringLiteral("code of e1"));
+    auto events = m_store->events(QStringLiteral("e1"));
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), 50);
+    for (int i = 0; i < 50; ++i) {
+        QCOMPARE(events->at(i).seq, i);
+        QCOMPARE(events->at(i).json, makeEvent(QStringLiteral("e1"), i).json);
+    }
+    QCOMPARE(w.failedWrites(), 0);
+    QVERIFY(w.lastError().isEmpty());
+}
+
+void TstHistoryWriter::writerAssignsSeqPerContext()
+{
+    addContext(QStringLiteral("c2"));
+    auto writer = HistoryWriter::open(dbPath());
+    QVERIFY_OK(writer);
+    for (const char *id : {"a", "b", "c"})
+        (*writer)->insertExecution(newExecution(QString::fromLatin1(id), QStringLiteral("c1")));
+    (*writer)->insertExecution(newExecution(QStringLiteral("d"), QStringLiteral("c2")));
+    (*writer)->flush();
+    // A Store inserting on its own connection continues the same numbering.
+    auto direct = m_store->insertExecution(newExecution(QStringLiteral("e"), QStringLiteral("c1")));
+    QVERIFY_OK(direct);
+    QCOMPARE(direct->seq, 4);
+
+    auto c1 = m_store->executions(QStringLiteral("c1"), 0, 10);
+    QVERIFY_OK(c1);
+    QStringList order;
+    for (const ExecutionRecord &e : *c1)
+        order << QStringLiteral("%1=%2").arg(e.id).arg(e.seq);
+    QCOMPARE(order, (QStringList{"e=4", "c=3", "b=2", "a=1"}));
+    auto c2 = m_store->executions(QStringLiteral("c2"), 0, 10);
+    QVERIFY_OK(c2);
+    QCOMPARE(c2->size(), 1);
+    QCOMPARE(c2->at(0).seq, 1);
+}
+
+void TstHistoryWriter::writerCommitsWithinTheIntervalWithoutFlush()
+{
+    auto writer = HistoryWriter::open(dbPath(), 20);
+    QVERIFY_OK(writer);
+    (*writer)->insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    (*writer)->appendEvent(makeEvent(QStringLiteral("e1"), 0));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            auto events = m_store->events(QStringLiteral("e1"));
+            return events.ok() && events->size() == 1;
+        }(),
+        5000);
+}
+
+void TstHistoryWriter::fullBatchCommitsWithoutWaitingForTheInterval()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    (*writer)->insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    for (int i = 0; i < 999; ++i)  // with the insert, 1000 writes: one full batch
+        (*writer)->appendEvent(makeEvent(QStringLiteral("e1"), i));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            auto events = m_store->events(QStringLiteral("e1"));
+            return events.ok() && events->size() == 999;
+        }(),
+        10000);
+}
+
+void TstHistoryWriter::destructorWritesWhatIsQueued()
+{
+    {
+        auto writer = HistoryWriter::open(dbPath(), 60'000);
+        QVERIFY_OK(writer);
+        (*writer)->insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+        for (int i = 0; i < 10; ++i)
+            (*writer)->appendEvent(makeEvent(QStringLiteral("e1"), i));
+    }
+    auto events = m_store->events(QStringLiteral("e1"));
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), 10);
+}
+
+void TstHistoryWriter::flushWithNothingQueuedReturns()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    QElapsedTimer timer;
+    timer.start();
+    (*writer)->flush();
+    (*writer)->insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    (*writer)->flush();
+    (*writer)->flush();
+    QVERIFY(timer.elapsed() < 10'000);
+}
+
+void TstHistoryWriter::writerSurvivesConcurrentProducers()
+{
+    constexpr int kProducers = 8;
+    constexpr int kEventsEach = 2000;
+    auto writer = HistoryWriter::open(dbPath(), 5);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+
+    std::vector<std::thread> producers;
+    for (int p = 0; p < kProducers; ++p) {
+        producers.emplace_back([&w, p] {
+            const QString id = QStringLiteral("e%1").arg(p);
+            w.insertExecution(newExecution(id, QStringLiteral("c1")));
+            for (int i = 0; i < kEventsEach; ++i) {
+                w.appendEvent(makeEvent(id, i));
+                if (i % 500 == 0)
+                    w.flush();  // flushes race with other producers' writes
+            }
+            w.finishExecution(id, QStringLiteral("ok"), p, kEventsEach, false);
+        });
+    }
+    for (std::thread &t : producers)
+        t.join();
+    w.flush();
+
+    QCOMPARE(w.failedWrites(), 0);
+    auto all = m_store->executions(QStringLiteral("c1"), 0, -1);
+    QVERIFY_OK(all);
+    QCOMPARE(all->size(), kProducers);
+    QList<qint64> seqs;
+    for (const ExecutionRecord &e : *all) {
+        seqs.prepend(e.seq);
+        QCOMPARE(e.status, QStringLiteral("ok"));
+        auto events = m_store->events(e.id);
+        QVERIFY_OK(events);
+        QCOMPARE(events->size(), kEventsEach);
+        for (int i = 0; i < kEventsEach; ++i)
+            QCOMPARE(events->at(i).json, makeEvent(e.id, i).json);
+    }
+    QCOMPARE(seqs, (QList<qint64>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+void TstHistoryWriter::failedWriteIsCountedAndTheRestCommits()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    w.appendEvent(makeEvent(QStringLiteral("e1"), 0));
+    w.appendEvent(makeEvent(QStringLiteral("nope"), 0));  // no such execution
+    w.appendEvent(makeEvent(QStringLiteral("e1"), 1));
+    w.insertExecution(newExecution(QStringLiteral("e2"), QStringLiteral("no-context")));
+    w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 1, 2, false);
+    w.flush();
+
+    QCOMPARE(w.failedWrites(), 2);
+    QVERIFY2(w.lastError().contains(QStringLiteral("no-context")), qPrintable(w.lastError()));
+    auto events = m_store->events(QStringLiteral("e1"));
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), 2);
+    auto e1 = m_store->execution(QStringLiteral("e1"));
+    QVERIFY_OK(e1);
+    QCOMPARE((*e1)->status, QStringLiteral("ok"));
+    auto e2 = m_store->execution(QStringLiteral("e2"));
+    QVERIFY_OK(e2);
+    QVERIFY(!e2->has_value());
+}
+
+void TstHistoryWriter::contextUsageIsUpdated()
+{
+    auto writer = HistoryWriter::open(dbPath());
+    QVERIFY_OK(writer);
+    (*writer)->updateContextUsage(QStringLiteral("c1"), 5, QStringLiteral("/w/sub"), 777);
+    (*writer)->flush();
+    auto c = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(c);
+    QCOMPARE((*c)->executionCount, 5);
+    QCOMPARE((*c)->cwd, QStringLiteral("/w/sub"));
+    QCOMPARE((*c)->lastUsedAt, 777);
+    QCOMPARE((*c)->language, QStringLiteral("python"));
+
+    (*writer)->updateContextUsage(QStringLiteral("gone"), 1, QStringLiteral("/"), 1);
+    (*writer)->flush();
+    QCOMPARE((*writer)->failedWrites(), 1);
+}
+
+void TstHistoryWriter::openFailsForAnUnusablePath()
+{
+    const QString dir = m_dir->filePath(QStringLiteral("a-directory"));
+    QVERIFY(QDir().mkpath(dir));
+    auto writer = HistoryWriter::open(dir);
+    QVERIFY_ERROR(writer, "storage");
+}
+
+QTEST_GUILESS_MAIN(TstHistoryWriter)
+#include "tst_historywriter.moc"
