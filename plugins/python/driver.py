@@ -1,0 +1,1167 @@
+# SPDX-License-Identifier: Apache-2.0
+"""replhost worker driver for CPython >= 3.8 (standard library only).
+
+Speaks worker protocol version 1: requests arrive as frames on fd 3, events
+leave as frames on fd 4, and user output goes untouched to fd 1/2. Runs as a
+script or through -c, so it must not depend on __file__.
+"""
+
+import __future__
+import _signal as _csignal
+import _thread
+import ast
+import binascii
+import builtins
+import codecs
+import json
+import keyword
+import linecache
+import os
+import platform
+import re
+import reprlib
+import signal
+import sys
+import time
+import traceback
+import types
+
+_REQ_FD = 3
+_EVT_FD = 4
+_PROTOCOL = 1
+_MAX_FRAME = 64 << 20
+# Events above this are shrunk rather than sent, leaving headroom under the
+# host's hard limit.
+_SHRINK_AT = _MAX_FRAME - (1 << 16)
+_CO_COROUTINE = 0x0080
+_TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+_FUTURE_MASK = 0
+for _name in __future__.all_feature_names:
+    _FUTURE_MASK |= getattr(__future__, _name).compiler_flag
+del _name
+
+_DISPLAY_MIMES = [
+    "text/plain", "text/html", "text/markdown", "text/latex",
+    "image/svg+xml", "image/png", "image/jpeg", "application/json",
+]
+_REPR_METHODS = (
+    ("_repr_html_", "text/html"),
+    ("_repr_markdown_", "text/markdown"),
+    ("_repr_svg_", "image/svg+xml"),
+    ("_repr_png_", "image/png"),
+    ("_repr_jpeg_", "image/jpeg"),
+    ("_repr_latex_", "text/latex"),
+    ("_repr_json_", "application/json"),
+)
+# Values of these exact types never carry rich representations, so the
+# per-result attribute probing is skipped for them.
+_PLAIN_TYPES = frozenset([
+    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict,
+    set, frozenset, range, type(None),
+])
+_SKIP = object()
+
+_G = globals()
+# The C functions, not the signal module's wrappers: those convert every
+# result to an enum, which costs more than the system call on this hot path.
+_signal = _csignal.signal
+_SIGINT = int(signal.SIGINT)
+_SIG_IGN = int(signal.SIG_IGN)
+_default_int_handler = signal.default_int_handler
+_sigmask = getattr(_csignal, "pthread_sigmask", None)
+_SIG_BLOCK = int(getattr(signal, "SIG_BLOCK", 0))
+_SIG_UNBLOCK = int(getattr(signal, "SIG_UNBLOCK", 1))
+_SIGINT_SET = {_SIGINT}
+_perf = time.perf_counter
+_main_ident = _thread.get_ident()
+# Reentrant: a user flush() or _repr_ method may itself call display().
+_lock = _thread.RLock()
+_encode = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_TOKEN_RE = re.compile(r"[\w.]*$")
+_NONCE_RE = re.compile(r"[0-9A-Fa-f]{1,64}$")
+
+_rbuf = bytearray()
+_mark_prefix = b""
+_mark_fds = ()
+_seq = 0
+_fflush = None
+_ns = None
+_loop = None
+_current_id = None
+_armed = False
+_compile_flags = _TOP_LEVEL_AWAIT
+_cell_counter = 0
+_use_jedi = True
+_jedi = None
+
+
+def _replace_error(err):
+    return ("\ufffd", err.end)
+
+
+# Lone surrogates in user strings cannot be encoded as UTF-8; they must not
+# turn into an unparsable frame.
+codecs.register_error("replhost.replace", _replace_error)
+
+
+# ---------------------------------------------------------------- transport
+
+def _write_all(fd, data):
+    n = os.write(fd, data)
+    if n == len(data):
+        return
+    view = memoryview(data)
+    while n < len(view):
+        n += os.write(fd, view[n:])
+
+
+def _scrub(value):
+    if isinstance(value, dict):
+        return {str(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(v) for v in value]
+    if isinstance(value, float):
+        return value if value == value and value not in (
+            float("inf"), float("-inf")) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return repr(value)
+
+
+def _shrink(value, limit=1 << 20):
+    if isinstance(value, str):
+        if len(value) > limit:
+            return value[:limit] + "\n[truncated by replhost: %d characters]" % len(value)
+        return value
+    if isinstance(value, dict):
+        if "text/plain" in value and len(value) > 1:
+            value = {"text/plain": value["text/plain"]}
+        return {k: _shrink(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shrink(v, limit) for v in value[:10000]]
+    return value
+
+
+def _send(ev):
+    try:
+        text = _encode(ev)
+    except (TypeError, ValueError):
+        text = _encode(_scrub(ev))
+    payload = text.encode("utf-8", "replhost.replace")
+    if len(payload) > _SHRINK_AT:
+        size = len(payload)
+        payload = _encode(_shrink(ev)).encode("utf-8", "replhost.replace")
+        if len(payload) > _SHRINK_AT:
+            payload = _encode(_shrink(ev, 1 << 10)).encode("utf-8", "replhost.replace")
+        _send({"type": "log", "level": "warning", "message":
+               "%s event of %d bytes exceeds the frame limit; sent without rich data "
+               "and with long texts cut" % (ev.get("type"), size)})
+    try:
+        _write_all(_EVT_FD, b"%d\n" % len(payload) + payload)
+    except OSError:
+        # Nobody reads our events any more: the host is gone.
+        os._exit(1)
+
+
+def _flush_std():
+    seen = []
+    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if s is None or any(s is t for t in seen):
+            continue
+        seen.append(s)
+        try:
+            s.flush()
+        except Exception:
+            pass
+    if _fflush is not None:
+        try:
+            _fflush(None)
+        except Exception:
+            pass
+
+
+def _write_mark():
+    global _seq
+    _flush_std()
+    # Numbered before writing: if one stream got it and the other did not,
+    # the next mark still supersedes it on both.
+    _seq += 1
+    mark = _mark_prefix + b"%d\x07" % _seq
+    for fd in _mark_fds:
+        try:
+            os.write(fd, mark)
+        except OSError:
+            pass
+    return _seq
+
+
+def _emit(ev, mark=False):
+    # While user code runs, SIGINT raises KeyboardInterrupt at any bytecode;
+    # half a frame on fd 4 would be a protocol violation, so the signal waits
+    # until the event is out.
+    block = _armed and _sigmask is not None and _thread.get_ident() == _main_ident
+    try:
+        if block:
+            _sigmask(_SIG_BLOCK, _SIGINT_SET)
+        with _lock:
+            if mark:
+                ev["mark"] = _write_mark()
+            _send(ev)
+    finally:
+        # Unblock rather than restore a saved mask: a KeyboardInterrupt may
+        # surface between the call and storing its result.
+        if block:
+            _sigmask(_SIG_UNBLOCK, _SIGINT_SET)
+
+
+def _log(level, message):
+    _emit({"type": "log", "level": level, "message": message})
+
+
+def _fatal(message):
+    try:
+        _log("error", message)
+    finally:
+        _flush_std()
+        os._exit(2)
+
+
+def _read_frame():
+    """Next request object, or None on a clean EOF. Malformed input is fatal."""
+    while True:
+        nl = _rbuf.find(b"\n")
+        if nl >= 0:
+            break
+        if len(_rbuf) > 20:
+            _fatal("malformed frame header")
+        chunk = os.read(_REQ_FD, 1 << 16)
+        if not chunk:
+            if _rbuf:
+                _fatal("end of input inside a frame header")
+            return None
+        _rbuf.extend(chunk)
+    header = bytes(_rbuf[:nl])
+    if not header.isdigit():
+        _fatal("malformed frame header %r" % header[:32])
+    length = int(header)
+    if length > _MAX_FRAME:
+        _fatal("frame of %d bytes exceeds the limit" % length)
+    end = nl + 1 + length
+    while len(_rbuf) < end:
+        chunk = os.read(_REQ_FD, max(end - len(_rbuf), 1 << 16))
+        if not chunk:
+            _fatal("end of input inside a frame")
+        _rbuf.extend(chunk)
+    payload = bytes(_rbuf[nl + 1:end])
+    del _rbuf[:end]
+    try:
+        req = json.loads(payload)
+    except ValueError as e:
+        _fatal("frame is not valid JSON: %s" % e)
+    if not isinstance(req, dict) or not isinstance(req.get("type"), str):
+        _fatal("frame is not a request object")
+    return req
+
+
+# ------------------------------------------------------------------ signals
+
+def _arm():
+    global _armed
+    _armed = True
+    _signal(_SIGINT, _default_int_handler)
+
+
+def _disarm():
+    global _armed
+    # signal.signal() runs pending handlers before switching, so a late
+    # SIGINT can surface right here; keep trying until SIGINT is ignored.
+    while True:
+        try:
+            _signal(_SIGINT, _SIG_IGN)
+            break
+        except KeyboardInterrupt:
+            pass
+    _armed = False
+
+
+# ------------------------------------------------------------- rich output
+
+def _method(obj, name):
+    try:
+        m = getattr(obj, name, None)
+    except Exception:
+        return None
+    return m if callable(m) else None
+
+
+def _json_ok(value):
+    try:
+        _encode(value)
+        return True
+    except Exception:
+        return False
+
+
+def _normalize(mime, value):
+    if value is None:
+        return _SKIP
+    if mime == "application/json" or mime.endswith("+json"):
+        return value if _json_ok(value) else _SKIP
+    if isinstance(value, memoryview):
+        value = value.tobytes()
+    if isinstance(value, (bytes, bytearray)):
+        if mime.startswith("text/") or mime == "image/svg+xml":
+            return bytes(value).decode("utf-8", "replace")
+        return binascii.b2a_base64(bytes(value), newline=False).decode("ascii")
+    if isinstance(value, str):
+        return value
+    if mime.startswith("text/"):
+        return str(value)
+    return value if _json_ok(value) else _SKIP
+
+
+def _png_size(png):
+    if png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) >= 24:
+        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return None
+
+
+def _figure_bundle(fig):
+    """PNG bundle of a matplotlib figure, or None for a figure with nothing drawn."""
+    if not fig.axes and not fig.lines:
+        return None
+    import io
+    buf = io.BytesIO()
+    fig.canvas.print_figure(
+        buf, format="png", bbox_inches="tight", dpi=fig.dpi,
+        facecolor=fig.get_facecolor(), edgecolor=fig.get_edgecolor())
+    png = buf.getvalue()
+    data = {
+        "image/png": binascii.b2a_base64(png, newline=False).decode("ascii"),
+        "text/plain": "<Figure size %gx%g with %d Axes>" % (
+            fig.bbox.width, fig.bbox.height, len(fig.axes)),
+    }
+    md = {}
+    size = _png_size(png)
+    if size:
+        md["image/png"] = {"width": size[0], "height": size[1]}
+    return data, md
+
+
+def _close_figure(fig):
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        try:
+            plt.close(fig)
+        except Exception:
+            pass
+
+
+def _rich(obj, data, md):
+    if isinstance(obj, type):
+        return
+    figmod = sys.modules.get("matplotlib.figure")
+    if figmod is not None and isinstance(obj, figmod.Figure):
+        b = _figure_bundle(obj)
+        # Shown now, so the end-of-run sweep must not show it again.
+        _close_figure(obj)
+        if b is not None:
+            data.update(b[0])
+            md.update(b[1])
+        return
+    # Objects answering every attribute (mocks, proxies) would otherwise
+    # "implement" every _repr_*_ method.
+    try:
+        if getattr(obj, "_ipython_canary_method_should_not_exist_", None) is not None:
+            return
+    except Exception:
+        return
+    m = _method(obj, "_repr_mimebundle_")
+    if m is not None:
+        try:
+            r = m(include=None, exclude=None)
+        except Exception as e:
+            _log("warning", "_repr_mimebundle_ of %s raised %s: %s" % (
+                type(obj).__name__, type(e).__name__, e))
+            r = None
+        if isinstance(r, tuple) and len(r) == 2:
+            r, extra = r
+            if isinstance(extra, dict) and _json_ok(extra):
+                md.update(extra)
+        if isinstance(r, dict):
+            for mime, value in r.items():
+                if isinstance(mime, str):
+                    v = _normalize(mime, value)
+                    if v is not _SKIP:
+                        data[mime] = v
+    for name, mime in _REPR_METHODS:
+        if mime in data:
+            continue
+        m = _method(obj, name)
+        if m is None:
+            continue
+        try:
+            r = m()
+        except Exception as e:
+            _log("warning", "%s of %s raised %s: %s" % (
+                name, type(obj).__name__, type(e).__name__, e))
+            continue
+        if isinstance(r, tuple) and len(r) == 2:
+            r, extra = r
+            if isinstance(extra, dict) and _json_ok(extra):
+                md[mime] = extra
+        v = _normalize(mime, r)
+        if v is not _SKIP:
+            data[mime] = v
+
+
+def _bundle(obj):
+    data = {}
+    md = {}
+    if type(obj) not in _PLAIN_TYPES:
+        try:
+            _rich(obj, data, md)
+        except Exception as e:
+            _log("warning", "rich display of %s failed: %s: %s" % (
+                type(obj).__name__, type(e).__name__, e))
+    if not isinstance(data.get("text/plain"), str):
+        data["text/plain"] = repr(obj)
+    return data, md
+
+
+def _emit_display(data, md):
+    _emit({"type": "display", "id": _current_id, "data": data, "metadata": md}, mark=True)
+
+
+def display(*objs, **kwargs):
+    """Show each object as rich output (HTML, images, ...) in the cell's output.
+
+    raw=True takes each object as a ready MIME bundle; metadata=dict adds
+    display metadata. Other IPython keywords are accepted and ignored.
+    """
+    raw = kwargs.get("raw", False)
+    metadata = kwargs.get("metadata")
+    for obj in objs:
+        if raw:
+            if not isinstance(obj, dict):
+                raise TypeError("display(raw=True) expects a dict MIME bundle")
+            data = {}
+            for mime, value in obj.items():
+                v = _normalize(str(mime), value)
+                if v is not _SKIP:
+                    data[str(mime)] = v
+            md = {}
+        else:
+            data, md = _bundle(obj)
+        if isinstance(metadata, dict) and _json_ok(metadata):
+            md.update(metadata)
+        _emit_display(data, md)
+
+
+def _flush_figures(plt):
+    try:
+        from matplotlib._pylab_helpers import Gcf
+        figs = [m.canvas.figure for m in Gcf.get_all_fig_managers()]
+    except Exception:
+        figs = [plt.figure(n) for n in plt.get_fignums()]
+    try:
+        for fig in figs:
+            b = _figure_bundle(fig)
+            if b is not None:
+                _emit_display(b[0], b[1])
+    finally:
+        plt.close("all")
+
+
+def _patch_pyplot(plt):
+    original = plt.show
+
+    def show(*args, **kwargs):
+        _flush_figures(plt)
+
+    show.__doc__ = original.__doc__
+    show.__wrapped__ = original
+    plt.show = show
+
+
+class _PyplotHook(object):
+    """Meta path finder that patches matplotlib.pyplot right after it loads.
+
+    plt.show() must emit the open figures where it is called (ordered with
+    prints); patching at import time covers the cell that first imports it.
+    """
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "matplotlib.pyplot":
+            return None
+        spec = None
+        try:
+            for finder in sys.meta_path:
+                if finder is self:
+                    continue
+                find = getattr(finder, "find_spec", None)
+                if find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+        except Exception:
+            # Let the regular import machinery find it (and report any error).
+            return None
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = getattr(spec.loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def patched_exec_module(module):
+            mpl = sys.modules.get("matplotlib")
+            if mpl is not None and "MPLBACKEND" not in os.environ:
+                try:
+                    get = getattr(mpl.rcParams, "_get_backend_or_none", None)
+                    if get is not None and get() is None:
+                        mpl.use("agg")
+                except Exception:
+                    pass
+            exec_module(module)
+            try:
+                _patch_pyplot(module)
+            except Exception as e:
+                _log("warning", "could not hook pyplot.show: %s" % e)
+
+        try:
+            spec.loader.exec_module = patched_exec_module
+        except Exception:
+            pass
+        return spec
+
+
+# ---------------------------------------------------------------- execution
+
+def _strip_traceback(exc):
+    """Traceback of exc without the driver's own frames (or asyncio plumbing)."""
+    entries = []
+    tb = exc.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    first_cell = None
+    for i, tb in enumerate(entries):
+        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
+            first_cell = i
+            break
+    if first_cell is None:
+        if isinstance(exc, KeyboardInterrupt):
+            # Interrupted inside the event loop or the driver: nothing of
+            # the user's to show.
+            entries = []
+        else:
+            last_driver = -1
+            for i, tb in enumerate(entries):
+                if tb.tb_frame.f_globals is _G:
+                    last_driver = i
+            entries = entries[last_driver + 1:]
+    else:
+        entries = entries[first_cell:]
+    new = None
+    for tb in reversed(entries):
+        if tb.tb_frame.f_globals is _G:
+            continue
+        new = types.TracebackType(new, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    return new
+
+
+def _safe_str(e):
+    try:
+        return str(e)
+    except Exception:
+        return "<exception str() failed>"
+
+
+def _emit_error(exc, compile_phase=False):
+    if compile_phase:
+        lines = traceback.format_exception_only(type(exc), exc)
+    else:
+        tb = _strip_traceback(exc)
+        exc.__traceback__ = tb
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+        if sys.version_info >= (3, 12):
+            sys.last_exc = exc
+        lines = traceback.format_exception(type(exc), exc, tb)
+    _emit({
+        "type": "error", "id": _current_id, "ename": type(exc).__name__,
+        "evalue": _safe_str(exc), "traceback": "".join(lines).splitlines(),
+    }, mark=True)
+
+
+def _ends_with_semicolon(code, node):
+    # IPython convention: a trailing ';' hides the value of the last line.
+    if ";" not in code:
+        return False
+    try:
+        line = code.split("\n")[node.end_lineno - 1]
+        rest = line.encode("utf-8")[node.end_col_offset:].decode("utf-8", "replace")
+    except Exception:
+        return False
+    return rest.lstrip().startswith(";")
+
+
+def _compile_cell(code, filename):
+    global _compile_flags
+    tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST | _compile_flags, True)
+    nodes = tree.body
+    last = None
+    if nodes and isinstance(nodes[-1], ast.Expr):
+        last = nodes.pop()
+    body = None
+    if nodes:
+        body = compile(tree, filename, "exec", _compile_flags, True)
+        # `from __future__ import ...` lasts for the session, as in the REPL.
+        _compile_flags |= body.co_flags & _FUTURE_MASK
+    expr = None
+    quiet = False
+    if last is not None:
+        expr = compile(ast.Expression(last.value), filename, "eval", _compile_flags, True)
+        quiet = _ends_with_semicolon(code, last)
+    return body, expr, quiet
+
+
+def _run_coroutine(coro):
+    global _loop
+    import asyncio
+    if _loop is None or _loop.is_closed():
+        _loop = asyncio.new_event_loop()
+    # User code may have run asyncio.run(), which unsets the current loop.
+    asyncio.set_event_loop(_loop)
+    task = _loop.create_task(coro)
+    try:
+        return _loop.run_until_complete(task)
+    except BaseException:
+        if not task.done():
+            # A KeyboardInterrupt leaves the task pending; it would resume in
+            # the next cell.
+            task.cancel()
+            try:
+                _loop.run_until_complete(task)
+            except BaseException:
+                pass
+        elif not task.cancelled():
+            task.exception()
+        raise
+
+
+def _run_code(co):
+    if co.co_flags & _CO_COROUTINE:
+        return _run_coroutine(eval(co, _ns))
+    return eval(co, _ns)
+
+
+def _sweep_figures(status):
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return status
+    try:
+        try:
+            _arm()
+            _flush_figures(plt)
+        finally:
+            _disarm()
+    except KeyboardInterrupt:
+        if status == "ok":
+            status = "interrupted"
+    except BaseException as e:
+        if status == "ok":
+            _emit_error(e)
+            status = "error"
+        else:
+            _log("warning", "rendering figures failed: %s: %s" % (type(e).__name__, e))
+    return status
+
+
+def _run_cell(code, count, started):
+    global _cell_counter
+    _cell_counter += 1
+    filename = "<cell-%s>" % (count if isinstance(count, int) else "x%d" % _cell_counter)
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    status = "ok"
+    err = None
+    compile_err = None
+    bundle = None
+    try:
+        try:
+            # Armed before `started` goes out: the host may signal as soon as
+            # it reads it, and a SIGINT arriving while ignored would be lost.
+            _arm()
+            _emit(started)
+            try:
+                body, expr, quiet = _compile_cell(code, filename)
+            except (SyntaxError, ValueError, OverflowError, MemoryError,
+                    RecursionError, UnicodeError) as e:
+                compile_err = e
+                body = expr = None
+            if body is not None:
+                _run_code(body)
+            if expr is not None:
+                value = _run_code(expr)
+                if value is not None and not quiet:
+                    _ns["_"] = value
+                    bundle = _bundle(value)
+        finally:
+            _disarm()
+    except KeyboardInterrupt as e:
+        status = "interrupted"
+        err = e
+    except BaseException as e:
+        status = "error"
+        err = e
+    if err is not None:
+        _emit_error(err)
+        err = None
+    elif compile_err is not None:
+        _emit_error(compile_err, compile_phase=True)
+        return "error"
+    elif bundle is not None:
+        _emit({"type": "result", "id": _current_id, "execution_count": count,
+               "data": bundle[0], "metadata": bundle[1]}, mark=True)
+    return _sweep_figures(status)
+
+
+def _set_env_layer(layer, errors):
+    if not isinstance(layer, dict):
+        return
+    sets = layer.get("set") or {}
+    for key, value in sets.items():
+        try:
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value if isinstance(value, str) else str(value)
+        except Exception as e:
+            errors.append(e)
+    for key in layer.get("unset") or ():
+        try:
+            del os.environ[key]
+        except KeyError:
+            pass
+        except Exception as e:
+            errors.append(e)
+
+
+def _apply_env(env, errors):
+    saved = {}
+    if not isinstance(env, dict):
+        return saved
+    _set_env_layer(env.get("context"), errors)
+    layer = env.get("exec")
+    if isinstance(layer, dict):
+        for key in list(layer.get("set") or ()) + list(layer.get("unset") or ()):
+            if isinstance(key, str):
+                saved[key] = os.environ.get(key)
+        _set_env_layer(layer, errors)
+    return saved
+
+
+def _restore_env(saved):
+    for key, value in saved.items():
+        try:
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        except Exception:
+            pass
+
+
+def _getcwd():
+    try:
+        return os.getcwd()
+    except OSError:
+        pass
+    try:
+        path = os.readlink("/proc/self/cwd")
+    except OSError:
+        return None
+    if path.endswith(" (deleted)"):
+        path = path[:-len(" (deleted)")]
+    return path
+
+
+def _execute(req):
+    global _current_id
+    rid = req.get("id")
+    code = req.get("code", "")
+    count = req.get("execution_count")
+    if not isinstance(code, str):
+        _emit({"type": "error_reply", "id": rid, "reason": "execute needs a string code"})
+        return
+    errors = []
+    saved = {}
+    status = "error"
+    t0 = _perf()
+    _current_id = rid
+    try:
+        saved = _apply_env(req.get("env"), errors)
+        cwd = req.get("cwd")
+        if cwd and not errors:
+            try:
+                os.chdir(cwd)
+            except Exception as e:
+                errors.append(e)
+        started = {"type": "started", "id": rid, "execution_count": count}
+        t0 = _perf()
+        if errors:
+            # Running in the wrong directory or environment could do harm.
+            _emit(started)
+            for e in errors:
+                _emit_error(e, compile_phase=True)
+        else:
+            status = _run_cell(code, count, started)
+    except BaseException as e:
+        status = "error"
+        try:
+            _log("error", "driver failure during execute: " + "".join(
+                traceback.format_exception(type(e), e, e.__traceback__)))
+        except BaseException:
+            pass
+    finally:
+        duration = (_perf() - t0) * 1000.0
+        _restore_env(saved)
+        _emit({"type": "done", "id": rid, "status": status, "execution_count": count,
+               "cwd": _getcwd(), "duration_ms": round(duration, 3)}, mark=True)
+        _current_id = None
+
+
+# ------------------------------------------------------ completion, variables
+
+def _resolve(expr):
+    parts = expr.split(".")
+    if not all(p.isidentifier() for p in parts):
+        raise LookupError(expr)
+    head = parts[0]
+    if head in _ns:
+        obj = _ns[head]
+    elif hasattr(builtins, head):
+        obj = getattr(builtins, head)
+    else:
+        raise LookupError(head)
+    for p in parts[1:]:
+        obj = getattr(obj, p)
+    return obj
+
+
+def _basic_complete(code, cursor):
+    token = _TOKEN_RE.search(code, 0, cursor).group()
+    if token[:1].isdigit():
+        return [], cursor
+    if "." in token:
+        expr, _, prefix = token.rpartition(".")
+        try:
+            names = dir(_resolve(expr))
+        except Exception:
+            return [], cursor
+    else:
+        prefix = token
+        names = list(_ns) + dir(builtins) + keyword.kwlist
+    hide_private = not prefix.startswith("_")
+    matches = sorted(set(
+        n for n in names
+        if isinstance(n, str) and n.startswith(prefix)
+        and not (hide_private and n.startswith("_"))))
+    return matches, cursor - len(prefix)
+
+
+def _jedi_complete(code, cursor):
+    global _jedi
+    if _jedi is None:
+        try:
+            import logging
+            import jedi
+            for name in ("jedi", "parso"):
+                logging.getLogger(name).addHandler(logging.NullHandler())
+            # Completion must not run user code (properties, descriptors).
+            jedi.settings.allow_unsafe_interpreter_executions = False
+            # Matches must extend what was typed: the host replaces
+            # [cursor_start, cursor_end) with them.
+            jedi.settings.case_insensitive_completion = False
+            _jedi = jedi
+        except Exception:
+            _jedi = False
+    if not _jedi:
+        return None
+    before = code[:cursor]
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1)
+    matches = []
+    start = None
+    for c in _jedi.Interpreter(code, [_ns]).complete(line, column):
+        rest = c.complete
+        if rest is None:
+            continue
+        name = c.name
+        s = cursor - (len(name) - len(rest))
+        if start is None:
+            start = s
+        elif s != start:
+            continue
+        matches.append(name)
+    if not matches:
+        return None
+    return matches, start
+
+
+def _complete(req):
+    code = req.get("code", "")
+    if not isinstance(code, str):
+        code = ""
+    cursor = req.get("cursor")
+    if not isinstance(cursor, int) or cursor < 0 or cursor > len(code):
+        cursor = len(code)
+    found = None
+    if _use_jedi:
+        try:
+            found = _jedi_complete(code, cursor)
+        except Exception as e:
+            _log("debug", "jedi completion failed: %s: %s" % (type(e).__name__, e))
+    if found is None:
+        found = _basic_complete(code, cursor)
+    _emit({"type": "complete_reply", "id": req.get("id"), "matches": found[0],
+           "cursor_start": found[1], "cursor_end": cursor})
+
+
+class _VarRepr(reprlib.Repr):
+    # reprlib sorts dict keys; the namespace view should show dicts as repr() does.
+    def repr_dict(self, x, level):
+        n = len(x)
+        if n == 0:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = []
+        for i, (k, v) in enumerate(x.items()):
+            if i >= self.maxdict:
+                pieces.append("...")
+                break
+            pieces.append("%s: %s" % (self.repr1(k, level - 1), self.repr1(v, level - 1)))
+        return "{%s}" % ", ".join(pieces)
+
+
+_var_repr = _VarRepr()
+_var_repr.maxlevel = 3
+_var_repr.maxdict = _var_repr.maxlist = _var_repr.maxtuple = 20
+_var_repr.maxset = _var_repr.maxfrozenset = _var_repr.maxdeque = _var_repr.maxarray = 20
+
+
+def _short_repr(value, limit):
+    _var_repr.maxstring = _var_repr.maxother = _var_repr.maxlong = max(limit, 8)
+    try:
+        text = _var_repr.repr(value)
+    except Exception as e:
+        text = "<repr failed: %s>" % type(e).__name__
+    if len(text) > limit:
+        text = text[:max(limit - 1, 0)] + "\u2026"
+    return text
+
+
+def _variables(req):
+    limit = req.get("max_repr")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        limit = 200
+    out = []
+    for name, value in list(_ns.items()):
+        if not isinstance(name, str) or name.startswith("_"):
+            continue
+        try:
+            tname = type(value).__name__
+        except Exception:
+            tname = "?"
+        out.append({"name": name, "type": tname, "repr": _short_repr(value, limit)})
+    _emit({"type": "variables_reply", "id": req.get("id"), "variables": out})
+
+
+# ------------------------------------------------------------------- control
+
+def _exit(code):
+    _flush_std()
+    os._exit(code)
+
+
+def _shutdown(req):
+    if req is not None:
+        _emit({"type": "shutdown_reply", "id": req.get("id")})
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    _exit(0)
+
+
+def _init(req):
+    global _mark_prefix, _use_jedi
+    nonce = req.get("mark_nonce")
+    if not isinstance(nonce, str) or not _NONCE_RE.match(nonce):
+        _fatal("init carries no valid mark_nonce")
+    _mark_prefix = b"\x1b]5253;rh;" + nonce.encode("ascii") + b";"
+    options = req.get("options")
+    if isinstance(options, dict) and options.get("jedi") is False:
+        _use_jedi = False
+    _emit({
+        "type": "hello", "id": req.get("id"), "protocol": _PROTOCOL,
+        "language": "python", "language_version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable, "pid": os.getpid(),
+        "capabilities": {"interrupt": ["signal"], "complete": True,
+                         "variables": True, "display": list(_DISPLAY_MIMES)},
+    })
+
+
+def _ignore(req):
+    pass
+
+
+def _again(req):
+    _emit({"type": "error_reply", "id": req.get("id"), "reason": "already initialized"})
+
+
+_HANDLERS = {
+    "execute": _execute,
+    "complete": _complete,
+    "variables": _variables,
+    "shutdown": _shutdown,
+    # Only meaningful while an execution runs, and then SIGINT does the work;
+    # an interrupt read while idle targets an execution that already ended.
+    "interrupt": _ignore,
+    "init": _again,
+}
+
+
+def _dispatch(req):
+    handler = _HANDLERS.get(req["type"])
+    if handler is None:
+        _emit({"type": "error_reply", "id": req.get("id"), "reason": "unknown request type"})
+        return
+    try:
+        handler(req)
+    except BaseException as e:
+        detail = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        _log("error", "driver failure handling %s: %s" % (req["type"], detail))
+        if req["type"] != "execute":
+            _emit({"type": "error_reply", "id": req.get("id"),
+                   "reason": "%s: %s" % (type(e).__name__, _safe_str(e))})
+
+
+def _setup_stdio():
+    global _mark_fds, _fflush
+    # Without -u, print() output would sit in a buffer while a child process
+    # writes straight to the pipe, and the two would reorder.
+    import io
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        old = getattr(sys, name)
+        if isinstance(getattr(old, "buffer", None), io.FileIO) and \
+                getattr(old, "write_through", False):
+            continue
+        try:
+            new = io.TextIOWrapper(
+                io.FileIO(fd, "w", closefd=False),
+                encoding=getattr(old, "encoding", None) or "utf-8",
+                errors=getattr(old, "errors", None) or "backslashreplace",
+                write_through=True)
+        except Exception:
+            continue
+        setattr(sys, name, new)
+        setattr(sys, "__%s__" % name, new)
+    _mark_fds = (os.dup(1), os.dup(2))
+    try:
+        import ctypes
+        try:
+            libc = ctypes.CDLL(None)
+            fflush = libc.fflush
+        except (OSError, AttributeError):
+            fflush = ctypes.CDLL("libc.so.6").fflush
+        fflush.argtypes = [ctypes.c_void_p]
+        fflush.restype = ctypes.c_int
+        _fflush = fflush
+    except Exception:
+        _fflush = None
+
+
+def _install_system_hook():
+    real_system = os.system
+
+    def system(command):
+        status = real_system(command)
+        # system() ignores SIGINT in the parent while it waits, so the
+        # interrupt only killed the command and a loop around it would run
+        # on. Like bash, treat a command killed by SIGINT as an interrupt of
+        # the whole run.
+        if _armed and status & 0x7F == _SIGINT:
+            raise KeyboardInterrupt
+        return status
+
+    system.__doc__ = real_system.__doc__
+    system.__wrapped__ = real_system
+    os.system = system
+
+
+def _setup_namespace():
+    global _ns
+    # A fresh module as __main__: pickling and multiprocessing resolve
+    # user classes through sys.modules["__main__"], and the driver's own
+    # globals stay out of the user's sight.
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    _ns = main.__dict__
+    builtins.display = display
+    # Like the interactive interpreter, modules in the working directory are
+    # importable; the driver's own directory (present when it runs as a
+    # script without -I or -P) is not.
+    script_dir_added = (sys.argv[:1] not in (["-c"], [""]) and not sys.flags.isolated
+                        and not getattr(sys.flags, "safe_path", False))
+    if script_dir_added and sys.path:
+        sys.path[0] = ""
+    elif not sys.path or sys.path[0] != "":
+        sys.path.insert(0, "")
+    sys.argv = [""]
+    sys.meta_path.insert(0, _PyplotHook())
+
+
+def _main():
+    _signal(_SIGINT, _SIG_IGN)
+    for fd in (_REQ_FD, _EVT_FD):
+        try:
+            os.set_inheritable(fd, False)
+        except OSError:
+            sys.stderr.write("replhost python driver: fd %d is not open\n" % fd)
+            sys.exit(2)
+    _setup_stdio()
+    _setup_namespace()
+    _install_system_hook()
+    req = _read_frame()
+    if req is None:
+        _exit(0)
+    if req["type"] != "init":
+        _fatal("first request must be init, got %r" % req["type"][:40])
+    _init(req)
+    while True:
+        try:
+            req = _read_frame()
+        except BaseException as e:
+            # fd 3 closed or unreadable (user code can do that): no request
+            # can ever arrive again.
+            _fatal("cannot read requests: %s: %s" % (type(e).__name__, _safe_str(e)))
+        if req is None:
+            _shutdown(None)
+        try:
+            _dispatch(req)
+        except BaseException as e:
+            # Never lose the worker to a driver bug.
+            try:
+                _log("error", "driver loop failure: %s: %s" % (type(e).__name__, _safe_str(e)))
+            except BaseException:
+                pass
+
+
+if __name__ == "__main__":
+    _main()
