@@ -239,6 +239,21 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
     if (!isDone) {
         const qint64 size = outputSize(event);
         if (size > 0 && m_runningOutput + size > m_manager->m_maxOutputBytes) {
+            qint64 dropped = size;
+            const qint64 room = m_manager->m_maxOutputBytes - m_runningOutput;
+            if (event.kind == Event::Kind::Stream && room > 0) {
+                // Keep the part of a stream chunk that fits, so output is cut at the cap itself
+                // and not at the start of whichever read crossed it (a read can exceed the cap).
+                QString text = event.fields.value(QLatin1String("text")).toString().left(room);
+                if (!text.isEmpty() && text.back().isHighSurrogate())
+                    text.chop(1);
+                if (!text.isEmpty()) {
+                    Event head = event;
+                    head.fields.insert(QStringLiteral("text"), text);
+                    deliver(execution, head);
+                    dropped -= text.size();
+                }
+            }
             if (!m_runningTruncated) {
                 m_runningTruncated = true;
                 const Event notice = Event::other(
@@ -249,7 +264,7 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
                           .arg(m_manager->m_maxOutputBytes)}});
                 deliver(execution, notice);
             }
-            m_runningOutput += size;
+            m_runningOutput += dropped;
             return;
         }
         m_runningOutput += size;

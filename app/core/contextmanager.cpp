@@ -145,7 +145,11 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
     row.language = (*plugin)->id;
     row.name = request.name;
     row.cwd = *cwd;
+    // Creation times are strictly increasing so "the oldest context" (the default one of its
+    // language) is well defined even for contexts created within the same millisecond.
     row.createdAt = QDateTime::currentMSecsSinceEpoch();
+    for (const Context *other : std::as_const(m_contexts))
+        row.createdAt = std::max(row.createdAt, other->record().createdAt + 1);
     auto stored = m_store->transaction([&]() -> Result<void> {
         if (auto r = m_store->insertContext(row); !r)
             return r;

@@ -1,0 +1,1393 @@
+// SPDX-License-Identifier: Apache-2.0
+// System tests of the engine: a real Engine on a temporary data directory, real python3 and bash
+// workers started through the real plugins, and every behaviour checked through the events of
+// Executions. Behaviour shared by the languages is data-driven; the language-specific code is in
+// the tables.
+#include "core/engine.h"
+#include "storage/store.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <csignal>
+#include <memory>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+using namespace replhost;
+using namespace replhost::core;
+using sdk::Event;
+
+namespace {
+
+// Long enough for a fresh worker to start and a short run to finish on a busy machine.
+constexpr int kRunTimeout = 60000;
+// "Promptly": well below a 30 s sleep and the 10 s after which the interrupt ladder kills.
+constexpr int kPromptly = 8000;
+
+QList<Event> eventsOfType(const ExecutionPtr &execution, const QString &type)
+{
+    QList<Event> found;
+    for (const Event &event : execution->events()) {
+        if (event.type == type)
+            found.append(event);
+    }
+    return found;
+}
+
+bool hasEvent(const ExecutionPtr &execution, const QString &type)
+{
+    return !eventsOfType(execution, type).isEmpty();
+}
+
+QString streamText(const ExecutionPtr &execution, const QString &name)
+{
+    QString text;
+    for (const Event &event : eventsOfType(execution, QStringLiteral("stream"))) {
+        if (event.fields.value(QLatin1String("name")).toString() == name)
+            text += event.fields.value(QLatin1String("text")).toString();
+    }
+    return text;
+}
+
+QString out(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stdout")); }
+QString err(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stderr")); }
+
+// The fields of the Done event (empty while the execution is not finished).
+QJsonObject doneOf(const ExecutionPtr &execution)
+{
+    if (execution->events().isEmpty() || execution->events().last().kind != Event::Kind::Done)
+        return {};
+    return execution->events().last().fields;
+}
+
+QString firstErrorName(const ExecutionPtr &execution)
+{
+    const QList<Event> errors = eventsOfType(execution, QStringLiteral("error"));
+    return errors.isEmpty() ? QString()
+                            : errors.first().fields.value(QLatin1String("ename")).toString();
+}
+
+// The execution as text, for failure messages.
+QString describe(const ExecutionPtr &execution)
+{
+    if (!execution)
+        return QStringLiteral("(no execution)");
+    QStringList lines{QStringLiteral("execution %1 in %2, status \"%3\", %4 events:")
+                          .arg(execution->id(), execution->language(), execution->status())
+                          .arg(execution->events().size())};
+    const auto &events = execution->events();
+    for (qsizetype i = 0; i < events.size(); ++i) {
+        if (events.size() > 40 && i == 20) {
+            lines.append(QStringLiteral("  ... %1 more ...").arg(events.size() - 40));
+            i = events.size() - 20;
+        }
+        QByteArray json = QJsonDocument(events.at(i).toJson()).toJson(QJsonDocument::Compact);
+        if (json.size() > 400)
+            json = json.left(400) + "...";
+        lines.append(QStringLiteral("  %1: %2").arg(i).arg(QString::fromUtf8(json)));
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+// KEY=VALUE lines as printed by env(1).
+QMap<QString, QString> parseEnv(const QString &text)
+{
+    QMap<QString, QString> env;
+    for (const QString &line : text.split(QLatin1Char('\n'))) {
+        const qsizetype eq = line.indexOf(QLatin1Char('='));
+        if (eq > 0)
+            env.insert(line.left(eq), line.mid(eq + 1));
+    }
+    return env;
+}
+
+// Whether a process still runs. A zombie has ended: it only waits for a parent to reap it, which
+// for an orphan is whatever init the machine has.
+bool processIsRunning(qint64 pid)
+{
+    if (pid <= 0 || ::kill(pid_t(pid), 0) != 0)
+        return false;
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return true;
+    const QByteArray line = stat.readAll();
+    const qsizetype paren = line.lastIndexOf(')');
+    const char state = paren >= 0 && paren + 2 < line.size() ? line.at(paren + 2) : '?';
+    return state != 'Z' && state != 'X';
+}
+
+} // namespace
+
+// QVERIFY with the execution's events as the explanation, built only when the check fails.
+#define VERIFY_EXEC(condition, execution)                                                        \
+    do {                                                                                         \
+        if (!(condition))                                                                        \
+            QVERIFY2(condition, qPrintable(describe(execution)));                                \
+    } while (false)
+
+class ContextsTest : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dataDir;
+    std::unique_ptr<Engine> m_engine;
+
+    EngineConfig config() const
+    {
+        EngineConfig config;
+        config.dataDir = m_dataDir->path();
+        config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
+        return config;
+    }
+
+    // Opens the engine on the test's data directory; a warning says why when it cannot.
+    bool openEngine(const EngineConfig &config)
+    {
+        m_engine.reset();
+        auto engine = Engine::open(config);
+        if (!engine) {
+            qWarning("cannot open the engine: %s: %s", qPrintable(engine.error().code),
+                     qPrintable(engine.error().message));
+            return false;
+        }
+        m_engine = std::move(*engine);
+        return true;
+    }
+
+    ContextManager &contexts() { return m_engine->contexts(); }
+
+    // A new context in the default workspace; empty (and a warning) when it cannot be created.
+    QString createContext(const QString &language, const QString &cwd = {})
+    {
+        CreateContextRequest request;
+        request.language = language;
+        request.cwd = cwd;
+        auto created = contexts().create(request);
+        if (!created) {
+            qWarning("cannot create a %s context: %s: %s", qPrintable(language),
+                     qPrintable(created.error().code), qPrintable(created.error().message));
+            return {};
+        }
+        return created->id;
+    }
+
+    ContextInfo info(const QString &contextId)
+    {
+        auto found = contexts().get({}, contextId);
+        return found ? *found : ContextInfo{};
+    }
+
+    // Submits a run without waiting for it; null (and a warning) when it is refused.
+    ExecutionPtr start(RunRequest request)
+    {
+        auto execution = contexts().run(request);
+        if (!execution) {
+            qWarning("run refused: %s: %s", qPrintable(execution.error().code),
+                     qPrintable(execution.error().message));
+            return nullptr;
+        }
+        return *execution;
+    }
+
+    ExecutionPtr start(const QString &contextId, const QString &code, RunRequest request = {})
+    {
+        request.contextId = contextId;
+        request.code = code;
+        return start(request);
+    }
+
+    // Submits a run and waits for its Done event; null (and a warning) when it never ends.
+    ExecutionPtr run(const QString &contextId, const QString &code, RunRequest request = {})
+    {
+        ExecutionPtr execution = start(contextId, code, std::move(request));
+        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
+            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
+            return nullptr;
+        }
+        return execution;
+    }
+
+    ExecutionPtr runInLanguage(const QString &language, const QString &code)
+    {
+        RunRequest request;
+        request.language = language;
+        request.code = code;
+        ExecutionPtr execution = start(request);
+        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
+            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
+            return nullptr;
+        }
+        return execution;
+    }
+
+    // Shared by the interrupt tests: `code` is interrupted after it started; the run ends
+    // promptly as "interrupted" and the interpreter still has what `setup` defined.
+    void interruptKeepsState(const QString &language, const QString &setup, const QString &code,
+                             const QString &check, const QString &expected)
+    {
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr before = run(context, setup);
+        QVERIFY(before);
+        VERIFY_EXEC(before->status() == "ok", before);
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr busy = start(context, code);
+        QVERIFY(busy);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(busy, "started"), kRunTimeout);
+        QVERIFY(!busy->isFinished());
+        QVERIFY(contexts().interruptExecution(busy->id()).ok());
+
+        QTRY_VERIFY_WITH_TIMEOUT(busy->isFinished(), kPromptly);
+        VERIFY_EXEC(busy->status() == "interrupted", busy);
+        VERIFY_EXEC(!doneOf(busy).value(QLatin1String("state_lost")).toBool(), busy);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), expected);
+        QCOMPARE(info(context).pid, pid);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        // Host environment for the env-layer test: keys the layers hide and one they leave alone.
+        qputenv("RH_HOST_HIDDEN_BY_WORKSPACE", "host");
+        qputenv("RH_HOST_HIDDEN_BY_CONTEXT", "host");
+        qputenv("RH_HOST_HIDDEN_BY_EXECUTION", "host");
+        qputenv("RH_HOST_KEPT", "host");
+
+        m_dataDir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dataDir->isValid());
+        QVERIFY(openEngine(config()));
+        for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash")}) {
+            const auto plugin = m_engine->plugins().resolve(language);
+            if (!plugin) {
+                QStringList found;
+                for (const PluginEntry &entry : m_engine->plugins().entries())
+                    found.append(QStringLiteral("%1 (%2: %3)").arg(
+                        entry.fileName, PluginEntry::stateName(entry.state), entry.error));
+                QFAIL(qPrintable(QStringLiteral("%1: %2; plugins found: %3")
+                                     .arg(language, plugin.error().message,
+                                          found.isEmpty() ? QStringLiteral("none")
+                                                          : found.join(QStringLiteral(", ")))));
+            }
+        }
+        m_engine.reset();
+        m_dataDir.reset();
+    }
+
+    void init()
+    {
+        m_dataDir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dataDir->isValid());
+        QVERIFY(openEngine(config()));
+    }
+
+    void cleanup()
+    {
+        m_engine.reset();
+        m_dataDir.reset();
+    }
+
+    void stateSurvivesAcrossRuns_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("define");
+        QTest::addColumn<QString>("use");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python"
+                                << "x = 41\ndef inc(v):\n    return v + 1\nimport math"
+                                << "print(inc(x), math.floor(2.5))"
+                                << "42 2\n";
+        QTest::newRow("bash") << "bash"
+                              << "x=41\ninc() { echo $(( $1 + 1 )); }\nexport Y=7"
+                              << "echo \"$(inc $x) $Y\""
+                              << "42 7\n";
+    }
+
+    void stateSurvivesAcrossRuns()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, define);
+        QFETCH(QString, use);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr first = run(context, define);
+        QVERIFY(first);
+        VERIFY_EXEC(first->status() == "ok", first);
+        const ExecutionPtr second = run(context, use);
+        QVERIFY(second);
+        VERIFY_EXEC(second->status() == "ok", second);
+        QCOMPARE(out(second), expected);
+        QCOMPARE(first->executionCount(), 1);
+        QCOMPARE(second->executionCount(), 2);
+    }
+
+    void lastExpressionIsTheResult_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("result");  // text/plain; empty: no result at all
+
+        QTest::newRow("python expression") << "python" << "x = 41" << "x + 1" << "42";
+        QTest::newRow("python statements, then an expression")
+            << "python" << "x = 41" << "y = 1\nx + y" << "42";
+        QTest::newRow("python statement only") << "python" << "x = 41" << "y = x + 1" << "";
+        QTest::newRow("bash has no values") << "bash" << "x=41" << "echo $((x + 1))" << "";
+    }
+
+    void lastExpressionIsTheResult()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, code);
+        QFETCH(QString, result);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, setup));
+        const ExecutionPtr execution = run(context, code);
+        QVERIFY(execution);
+        VERIFY_EXEC(execution->status() == "ok", execution);
+
+        const QList<Event> results = eventsOfType(execution, QStringLiteral("result"));
+        if (result.isEmpty()) {
+            VERIFY_EXEC(results.isEmpty(), execution);
+            return;
+        }
+        VERIFY_EXEC(results.size() == 1, execution);
+        const QJsonObject data = results.first().fields.value(QLatin1String("data")).toObject();
+        QCOMPARE(data.value(QLatin1String("text/plain")).toString(), result);
+        QCOMPARE(results.first().fields.value(QLatin1String("execution_count")).toInt(),
+                 execution->executionCount());
+    }
+
+    void stdoutAndStderrIncludingChildProcessArriveBeforeDone_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QStringList>("stdoutLines");
+        QTest::addColumn<QStringList>("stderrLines");
+
+        QTest::newRow("python")
+            << "python"
+            << "import os, sys\n"
+               "print('out from python')\n"
+               "print('err from python', file=sys.stderr)\n"
+               "os.system('echo out from child; echo err from child >&2')\n"
+               "sys.stdout.write('partial')"
+            << QStringList{"out from python\n", "out from child\n"}
+            << QStringList{"err from python\n", "err from child\n"};
+        QTest::newRow("bash")
+            << "bash"
+            << "echo out from bash\n"
+               "echo err from bash >&2\n"
+               "sh -c 'echo out from child; echo err from child >&2'\n"
+               "printf partial"
+            << QStringList{"out from bash\n", "out from child\n"}
+            << QStringList{"err from bash\n", "err from child\n"};
+    }
+
+    void stdoutAndStderrIncludingChildProcessArriveBeforeDone()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, code);
+        QFETCH(QStringList, stdoutLines);
+        QFETCH(QStringList, stderrLines);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution = start(context, code);
+        QVERIFY(execution);
+
+        // Record events as they arrive, with the output seen when Done arrives.
+        QStringList arrival;
+        for (const Event &event : execution->events())
+            arrival.append(event.type);
+        QString stdoutAtDone, stderrAtDone;
+        QObject receiver;  // ends the connection with this function
+        connect(execution.get(), &Execution::eventAdded, &receiver,
+                [&](const Event &event, int) {
+                    arrival.append(event.type);
+                    if (event.kind == Event::Kind::Done) {
+                        stdoutAtDone = out(execution);
+                        stderrAtDone = err(execution);
+                    }
+                });
+        QTRY_VERIFY_WITH_TIMEOUT(execution->isFinished(), kRunTimeout);
+        VERIFY_EXEC(execution->status() == "ok", execution);
+
+        for (const QString &line : stdoutLines)
+            VERIFY_EXEC(stdoutAtDone.contains(line), execution);
+        for (const QString &line : stderrLines)
+            VERIFY_EXEC(stderrAtDone.contains(line), execution);
+        // A trailing partial line arrives as it is.
+        VERIFY_EXEC(stdoutAtDone.endsWith(QLatin1String("partial")), execution);
+        // Sync marks never show.
+        VERIFY_EXEC(!stdoutAtDone.contains(QChar(0x1b)) && !stderrAtDone.contains(QChar(0x1b)),
+                    execution);
+        const qsizetype doneIndex = arrival.lastIndexOf(QStringLiteral("done"));
+        QCOMPARE(doneIndex, arrival.size() - 1);
+        QVERIFY(arrival.lastIndexOf(QStringLiteral("stream")) < doneIndex);
+        QCOMPARE(out(execution), stdoutAtDone);
+        QCOMPARE(err(execution), stderrAtDone);
+    }
+
+    void errorIsReportedAndStateKept_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("failing");
+        QTest::addColumn<QString>("ename");   // empty: any
+        QTest::addColumn<int>("exitCode");    // -1: not reported
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python runtime error")
+            << "python" << "x = 41" << "1 / 0" << "ZeroDivisionError" << -1
+            << "print(x + 1)" << "42\n";
+        QTest::newRow("python syntax error")
+            << "python" << "x = 41" << "def broken(:\n    pass" << "SyntaxError" << -1
+            << "print(x + 1)" << "42\n";
+        QTest::newRow("python statements before the error took effect")
+            << "python" << "x = 41" << "x = 42\nraise ValueError('boom')" << "ValueError" << -1
+            << "print(x)" << "42\n";
+        QTest::newRow("bash failing command")
+            << "bash" << "x=41" << "ls /nonexistent-directory" << "" << 2
+            << "echo $((x + 1))" << "42\n";
+        QTest::newRow("bash false")
+            << "bash" << "x=41" << "false" << "" << 1 << "echo $((x + 1))" << "42\n";
+    }
+
+    void errorIsReportedAndStateKept()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, failing);
+        QFETCH(QString, ename);
+        QFETCH(int, exitCode);
+        QFETCH(QString, check);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, setup));
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr failed = run(context, failing);
+        QVERIFY(failed);
+        VERIFY_EXEC(failed->status() == "error", failed);
+        VERIFY_EXEC(hasEvent(failed, "error"), failed);
+        if (!ename.isEmpty())
+            QCOMPARE(firstErrorName(failed), ename);
+        if (exitCode >= 0)
+            QCOMPARE(doneOf(failed).value(QLatin1String("exit_code")).toInt(-1), exitCode);
+        VERIFY_EXEC(!doneOf(failed).value(QLatin1String("state_lost")).toBool(), failed);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), expected);
+        QCOMPARE(info(context).pid, pid);
+    }
+
+    void interruptCpuLoopKeepsState_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "x = 41" << "while True: pass"
+                                << "print(x + 1)" << "42\n";
+        QTest::newRow("python loop state") << "python" << "n = 0" << "while True:\n    n += 1"
+                                           << "print(n > 0)" << "True\n";
+        QTest::newRow("bash") << "bash" << "x=41" << "while true; do :; done"
+                              << "echo $((x + 1))" << "42\n";
+        QTest::newRow("bash loop state") << "bash" << "n=0"
+                                         << "while true; do n=$((n + 1)); done"
+                                         << "[ \"$n\" -gt 0 ] && echo counted" << "counted\n";
+    }
+
+    void interruptCpuLoopKeepsState()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, code);
+        QFETCH(QString, check);
+        QFETCH(QString, expected);
+        interruptKeepsState(language, setup, code, check, expected);
+    }
+
+    void interruptSleepKeepsState_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "x = 41" << "import time\ntime.sleep(30)"
+                                << "print(x + 1)" << "42\n";
+        QTest::newRow("bash") << "bash" << "x=41" << "sleep 30" << "echo $((x + 1))" << "42\n";
+    }
+
+    void interruptSleepKeepsState()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, code);
+        QFETCH(QString, check);
+        QFETCH(QString, expected);
+        interruptKeepsState(language, setup, code, check, expected);
+    }
+
+    void workerExitIsReportedAndNextRunGetsFreshWorker_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("exit");
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "x = 41" << "import os\nos._exit(3)"
+                                << "print('x' in globals())" << "False\n";
+        QTest::newRow("bash builtin exit") << "bash" << "x=41" << "builtin exit 3"
+                                           << "echo \"${x:-gone}\"" << "gone\n";
+    }
+
+    void workerExitIsReportedAndNextRunGetsFreshWorker()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, exit);
+        QFETCH(QString, check);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, setup));
+        const qint64 pid = info(context).pid;
+        QVERIFY(pid > 0);
+
+        const ExecutionPtr died = run(context, exit);
+        QVERIFY(died);
+        VERIFY_EXEC(died->status() == "error", died);
+        VERIFY_EXEC(doneOf(died).value(QLatin1String("state_lost")).toBool(), died);
+        QCOMPARE(firstErrorName(died), QStringLiteral("WorkerDied"));
+        const QString evalue =
+            eventsOfType(died, "error").first().fields.value(QLatin1String("evalue")).toString();
+        VERIFY_EXEC(evalue.contains(QLatin1Char('3')), died);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        VERIFY_EXEC(hasEvent(after, "state_reset"), after);
+        QCOMPARE(out(after), expected);
+        QCOMPARE(after->executionCount(), died->executionCount() + 1);
+        const qint64 freshPid = info(context).pid;
+        QVERIFY(freshPid > 0);
+        QVERIFY(freshPid != pid);
+        QVERIFY(!processIsRunning(pid));
+    }
+
+    // In a cell, `exit` ends the cell with its status like Python's SystemExit: the shell and its
+    // variables stay (only `builtin exit`, `exec` or `set -e` end the worker).
+    void bashExitEndsTheCellAndKeepsTheShell()
+    {
+        const QString context = createContext(QStringLiteral("bash"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, QStringLiteral("x=41")));
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr exited = run(context, QStringLiteral("exit 3"));
+        QVERIFY(exited);
+        VERIFY_EXEC(exited->status() == "error", exited);
+        VERIFY_EXEC(!doneOf(exited).value(QLatin1String("state_lost")).toBool(), exited);
+        QCOMPARE(doneOf(exited).value(QLatin1String("exit_code")).toInt(), 3);
+
+        const ExecutionPtr after = run(context, QStringLiteral("echo \"$x\""));
+        QVERIFY(after);
+        QCOMPARE(out(after), QStringLiteral("41\n"));
+        QCOMPARE(info(context).pid, pid);
+    }
+
+    void pythonSystemExitKeepsWorker_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::newRow("sys.exit with a status") << "import sys\nsys.exit(3)";
+        QTest::newRow("raise SystemExit") << "raise SystemExit('bye')";
+        QTest::newRow("builtin exit") << "exit()";
+    }
+
+    void pythonSystemExitKeepsWorker()
+    {
+        QFETCH(QString, code);
+
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, "x = 41"));
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr exited = run(context, code);
+        QVERIFY(exited);
+        QCOMPARE(firstErrorName(exited), QStringLiteral("SystemExit"));
+        VERIFY_EXEC(!doneOf(exited).value(QLatin1String("state_lost")).toBool(), exited);
+
+        const ExecutionPtr after = run(context, "print(x + 1)");
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        VERIFY_EXEC(!hasEvent(after, "state_reset"), after);
+        QCOMPARE(out(after), QStringLiteral("42\n"));
+        QCOMPARE(info(context).pid, pid);
+    }
+
+    void envLayersWorkspaceContextExecution_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("noop");
+        QTest::addColumn<QString>("printEnv");  // through a child process
+
+        QTest::newRow("python") << "python" << "pass" << "import os\nos.system('env')";
+        QTest::newRow("bash") << "bash" << ":" << "env";
+    }
+
+    void envLayersWorkspaceContextExecution()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, noop);
+        QFETCH(QString, printEnv);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        // The worker is already running when the layers change: they reach it as a delta.
+        QVERIFY(run(context, noop));
+
+        QVERIFY(m_engine->workspaces()
+                    .changeEnv({}, {{"RH_WORKSPACE", "w"}, {"RH_LAYER", "workspace"}},
+                               {"RH_HOST_HIDDEN_BY_WORKSPACE"}, {})
+                    .ok());
+        QVERIFY(contexts()
+                    .changeEnv({}, context, {{"RH_CONTEXT", "c"}, {"RH_LAYER", "context"}},
+                               {"RH_HOST_HIDDEN_BY_CONTEXT"}, {})
+                    .ok());
+        const QString quoted = QStringLiteral("it's \"quoted\" $HOME `id` $(id); echo injected");
+        RunRequest withExecLayer;
+        withExecLayer.env = {{"RH_EXECUTION", "e"}, {"RH_LAYER", "execution"},
+                             {"RH_QUOTED", quoted}};
+        withExecLayer.envUnset = {"RH_HOST_HIDDEN_BY_EXECUTION"};
+
+        const ExecutionPtr first = run(context, printEnv, withExecLayer);
+        QVERIFY(first);
+        VERIFY_EXEC(first->status() == "ok", first);
+        const auto env1 = parseEnv(out(first));
+        QCOMPARE(env1.value("RH_HOST_KEPT"), QStringLiteral("host"));
+        QCOMPARE(env1.value("RH_WORKSPACE"), QStringLiteral("w"));
+        QCOMPARE(env1.value("RH_CONTEXT"), QStringLiteral("c"));
+        QCOMPARE(env1.value("RH_EXECUTION"), QStringLiteral("e"));
+        QCOMPARE(env1.value("RH_LAYER"), QStringLiteral("execution"));
+        QCOMPARE(env1.value("RH_QUOTED"), quoted);
+        QVERIFY(!env1.contains("RH_HOST_HIDDEN_BY_WORKSPACE"));
+        QVERIFY(!env1.contains("RH_HOST_HIDDEN_BY_CONTEXT"));
+        QVERIFY(!env1.contains("RH_HOST_HIDDEN_BY_EXECUTION"));
+
+        // The execution layer was for that run only.
+        const ExecutionPtr second = run(context, printEnv);
+        QVERIFY(second);
+        VERIFY_EXEC(second->status() == "ok", second);
+        const auto env2 = parseEnv(out(second));
+        QVERIFY(!env2.contains("RH_EXECUTION"));
+        QVERIFY(!env2.contains("RH_QUOTED"));
+        QCOMPARE(env2.value("RH_LAYER"), QStringLiteral("context"));
+        QCOMPARE(env2.value("RH_HOST_HIDDEN_BY_EXECUTION"), QStringLiteral("host"));
+        QVERIFY(!env2.contains("RH_HOST_HIDDEN_BY_WORKSPACE"));
+        QVERIFY(!env2.contains("RH_HOST_HIDDEN_BY_CONTEXT"));
+        QCOMPARE(env2.value("RH_WORKSPACE"), QStringLiteral("w"));
+        QCOMPARE(env2.value("RH_CONTEXT"), QStringLiteral("c"));
+
+        const auto effective = contexts().effectiveEnv({}, context);
+        QVERIFY(effective.ok());
+        QCOMPARE(effective->value("RH_LAYER"), QStringLiteral("context"));
+        QVERIFY(!effective->contains("RH_HOST_HIDDEN_BY_CONTEXT"));
+
+        // Clearing keys from the layers uncovers what is below them.
+        QVERIFY(contexts().changeEnv({}, context, {}, {}, {"RH_LAYER", "RH_CONTEXT"}).ok());
+        QVERIFY(m_engine->workspaces().changeEnv({}, {}, {}, {"RH_HOST_HIDDEN_BY_WORKSPACE"}).ok());
+        const ExecutionPtr third = run(context, printEnv);
+        QVERIFY(third);
+        VERIFY_EXEC(third->status() == "ok", third);
+        const auto env3 = parseEnv(out(third));
+        QCOMPARE(env3.value("RH_LAYER"), QStringLiteral("workspace"));
+        QVERIFY(!env3.contains("RH_CONTEXT"));
+        QCOMPARE(env3.value("RH_HOST_HIDDEN_BY_WORKSPACE"), QStringLiteral("host"));
+        QVERIFY(!env3.contains("RH_HOST_HIDDEN_BY_CONTEXT"));
+    }
+
+    void cwdPersistsAndIsConfinedToWorkspace_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("changeToTmp");
+        QTest::addColumn<QString>("printCwd");  // through a child process
+
+        QTest::newRow("python") << "python" << "import os\nos.chdir('/tmp')"
+                                << "import os\nos.system('/bin/pwd')";
+        QTest::newRow("bash") << "bash" << "cd /tmp" << "/bin/pwd";
+    }
+
+    void cwdPersistsAndIsConfinedToWorkspace()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, changeToTmp);
+        QFETCH(QString, printCwd);
+
+        const auto workspace = m_engine->workspaces().get({});
+        QVERIFY(workspace.ok());
+        const QDir root(workspace->directory);
+        QVERIFY(root.mkpath(QStringLiteral("sub/dir")));
+        const QString subdir = QDir(root.filePath(QStringLiteral("sub/dir"))).canonicalPath();
+
+        // A relative cwd is taken inside the workspace.
+        const QString context = createContext(language, QStringLiteral("sub/dir"));
+        QVERIFY(!context.isEmpty());
+        QCOMPARE(info(context).cwd, subdir);
+        const ExecutionPtr inSubdir = run(context, printCwd);
+        QVERIFY(inSubdir);
+        QCOMPARE(out(inSubdir), subdir + QLatin1Char('\n'));
+
+        // Code may go anywhere, and the context stays there.
+        const ExecutionPtr moved = run(context, changeToTmp);
+        QVERIFY(moved);
+        VERIFY_EXEC(moved->status() == "ok", moved);
+        QCOMPARE(doneOf(moved).value(QLatin1String("cwd")).toString(), QStringLiteral("/tmp"));
+        const ExecutionPtr inTmp = run(context, printCwd);
+        QVERIFY(inTmp);
+        QCOMPARE(out(inTmp), QStringLiteral("/tmp\n"));
+        QCOMPARE(info(context).cwd, QStringLiteral("/tmp"));
+
+        // But a context cannot be created outside its workspace.
+        QVERIFY(QFile::link(QStringLiteral("/"), root.filePath(QStringLiteral("escape"))));
+        for (const QString &outside : {QStringLiteral("/"), QStringLiteral("/tmp"),
+                                       QStringLiteral("../.."), QStringLiteral("sub/../.."),
+                                       QStringLiteral("escape"), QStringLiteral("no-such-dir")}) {
+            CreateContextRequest request;
+            request.language = language;
+            request.cwd = outside;
+            const auto refused = contexts().create(request);
+            QVERIFY2(!refused.ok(), qPrintable(outside));
+            QCOMPARE(refused.error().code, QStringLiteral("bad_request"));
+        }
+        QCOMPARE(contexts().list({})->size(), 1);
+    }
+
+    void tenMegabytesOfOutputDoNotDeadlock_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("code");  // 10 x (1 MiB of 'x' on stdout, 1 KiB of 'y' on stderr)
+
+        QTest::newRow("python") << "python"
+                                << "import sys\n"
+                                   "for _ in range(10):\n"
+                                   "    sys.stdout.write('x' * 1048576)\n"
+                                   "    sys.stdout.flush()\n"
+                                   "    sys.stderr.write('y' * 1024)\n"
+                                   "    sys.stderr.flush()";
+        QTest::newRow("bash") << "bash"
+                              << "for i in 1 2 3 4 5 6 7 8 9 10; do\n"
+                                 "  head -c 1048576 /dev/zero | tr '\\0' x\n"
+                                 "  head -c 1024 /dev/zero | tr '\\0' y >&2\n"
+                                 "done";
+    }
+
+    void tenMegabytesOfOutputDoNotDeadlock()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, code);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution = start(context, code);
+        QVERIFY(execution);
+        QTRY_VERIFY_WITH_TIMEOUT(execution->isFinished(), 2 * kRunTimeout);
+        QCOMPARE(execution->status(), QStringLiteral("ok"));
+        QVERIFY(!hasEvent(execution, "truncated"));
+        const QString stdoutText = out(execution);
+        QCOMPARE(stdoutText.size(), qsizetype(10 * 1048576));
+        QVERIFY(stdoutText == QString(10 * 1048576, QLatin1Char('x')));
+        QCOMPARE(err(execution), QString(10 * 1024, QLatin1Char('y')));
+    }
+
+    void outputBeyondTheCapIsTruncatedAndTheRunStillFinishes_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("flood");  // 1 MiB on stdout
+        QTest::addColumn<QString>("small");
+
+        QTest::newRow("python") << "python" << "import sys\nsys.stdout.write('x' * 1048576)"
+                                << "print('after')";
+        QTest::newRow("bash") << "bash" << "head -c 1048576 /dev/zero | tr '\\0' x"
+                              << "echo after";
+    }
+
+    void outputBeyondTheCapIsTruncatedAndTheRunStillFinishes()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, flood);
+        QFETCH(QString, small);
+
+        const qint64 cap = 100000;  // not a multiple of any pipe or read size
+        EngineConfig capped = config();
+        capped.maxOutputBytesPerExecution = cap;
+        QVERIFY(openEngine(capped));
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr flooded = run(context, flood);
+        QVERIFY(flooded);
+        VERIFY_EXEC(flooded->status() == "ok", flooded);
+        VERIFY_EXEC(eventsOfType(flooded, "truncated").size() == 1, flooded);
+        VERIFY_EXEC(doneOf(flooded).value(QLatin1String("truncated")).toBool(), flooded);
+        // What is kept is the output up to the cap, exactly.
+        QCOMPARE(out(flooded).size(), qsizetype(cap));
+        QVERIFY(out(flooded) == QString(cap, QLatin1Char('x')));
+
+        // The cap is per execution.
+        const ExecutionPtr after = run(context, small);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QVERIFY(!hasEvent(after, "truncated"));
+        QCOMPARE(out(after), QStringLiteral("after\n"));
+    }
+
+    void runByLanguageUsesOldestDefaultContext_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("otherSpelling");
+        QTest::addColumn<QString>("define");
+        QTest::addColumn<QString>("use");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "PY" << "x = 41" << "print(x + 1)" << "42\n";
+        QTest::newRow("bash") << "bash" << "BASH" << "x=41" << "echo $((x + 1))" << "42\n";
+    }
+
+    void runByLanguageUsesOldestDefaultContext()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, otherSpelling);
+        QFETCH(QString, define);
+        QFETCH(QString, use);
+        QFETCH(QString, expected);
+
+        // The first run by language creates the default context.
+        const ExecutionPtr first = runInLanguage(language, define);
+        QVERIFY(first);
+        VERIFY_EXEC(first->status() == "ok", first);
+        const QString oldest = first->contextId();
+        auto listed = contexts().list({}, language);
+        QVERIFY(listed.ok());
+        QCOMPARE(listed->size(), 1);
+        QCOMPARE(listed->first().id, oldest);
+
+        // A newer context of the same language does not take over.
+        const QString newer = createContext(language);
+        QVERIFY(!newer.isEmpty());
+        const ExecutionPtr second = runInLanguage(otherSpelling, use);
+        QVERIFY(second);
+        QCOMPARE(second->contextId(), oldest);
+        QCOMPARE(out(second), expected);
+        listed = contexts().list({}, language);
+        QCOMPARE(listed->size(), 2);
+        QCOMPARE(listed->at(0).id, oldest);
+        QCOMPARE(listed->at(1).id, newer);
+
+        // Once the oldest is gone, the next oldest is the default.
+        QVERIFY(contexts().remove({}, oldest).ok());
+        const ExecutionPtr third = runInLanguage(language, use);
+        QVERIFY(third);
+        QCOMPARE(third->contextId(), newer);
+    }
+
+    void runsInOneContextAreFifo_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("warmUp");
+        QTest::addColumn<QStringList>("steps");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "order = []"
+                                << QStringList{"import time\ntime.sleep(0.2)\norder.append(1)",
+                                               "order.append(2)",
+                                               "order.append(3)\nprint(order)"}
+                                << "[1, 2, 3]\n";
+        QTest::newRow("bash") << "bash" << "order="
+                              << QStringList{"sleep 0.2\norder=\"$order 1\"",
+                                             "order=\"$order 2\"",
+                                             "order=\"$order 3\"\necho $order"}
+                              << "1 2 3\n";
+    }
+
+    void runsInOneContextAreFifo()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, warmUp);
+        QFETCH(QStringList, steps);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr warm = run(context, warmUp);
+        QVERIFY(warm);
+
+        QSignalSpy startedSpy(&contexts(), &ContextManager::executionStarted);
+        QList<ExecutionPtr> executions;
+        for (const QString &step : steps) {
+            executions.append(start(context, step));
+            QVERIFY(executions.last());
+        }
+        QCOMPARE(info(context).queued, int(steps.size()) - 1);
+
+        QTRY_VERIFY_WITH_TIMEOUT(executions.last()->isFinished(), kRunTimeout);
+        QCOMPARE(startedSpy.size(), steps.size());
+        for (qsizetype i = 0; i < executions.size(); ++i) {
+            VERIFY_EXEC(executions.at(i)->status() == "ok", executions.at(i));
+            QCOMPARE(startedSpy.at(i).at(0).value<ExecutionPtr>()->id(), executions.at(i)->id());
+            QCOMPARE(executions.at(i)->executionCount(), warm->executionCount() + 1 + int(i));
+        }
+        QCOMPARE(out(executions.last()), expected);
+    }
+
+    void contextsRunInParallel_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("sleep");
+        QTest::addColumn<QString>("quick");
+
+        QTest::newRow("python") << "python" << "import time\ntime.sleep(30)" << "print('quick')";
+        QTest::newRow("bash") << "bash" << "sleep 30" << "echo quick";
+    }
+
+    void contextsRunInParallel()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, sleep);
+        QFETCH(QString, quick);
+
+        const QString sleeping = createContext(language);
+        const QString other = createContext(language);
+        QVERIFY(!sleeping.isEmpty() && !other.isEmpty());
+
+        const ExecutionPtr slow = start(sleeping, sleep);
+        QVERIFY(slow);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(slow, "started"), kRunTimeout);
+
+        const ExecutionPtr fast = start(other, quick);
+        QVERIFY(fast);
+        QTRY_VERIFY_WITH_TIMEOUT(fast->isFinished(), kRunTimeout);
+        VERIFY_EXEC(fast->status() == "ok", fast);
+        QCOMPARE(out(fast), QStringLiteral("quick\n"));
+        // The other context was not waited for.
+        VERIFY_EXEC(!slow->isFinished(), slow);
+
+        QVERIFY(contexts().interruptExecution(slow->id()).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(slow->isFinished(), kPromptly);
+    }
+
+    void unknownLanguageListsAvailable()
+    {
+        CreateContextRequest create;
+        create.language = QStringLiteral("cobol");
+        const auto created = contexts().create(create);
+        QVERIFY(!created.ok());
+        QCOMPARE(created.error().code, QStringLiteral("unknown_language"));
+        QVERIFY2(created.error().message.contains(QLatin1String("cobol")),
+                 qPrintable(created.error().message));
+        QVERIFY2(created.error().message.contains(QLatin1String("python")),
+                 qPrintable(created.error().message));
+        QVERIFY2(created.error().message.contains(QLatin1String("bash")),
+                 qPrintable(created.error().message));
+
+        RunRequest request;
+        request.language = QStringLiteral("cobol");
+        request.code = QStringLiteral("DISPLAY 'HI'.");
+        const auto ran = contexts().run(request);
+        QVERIFY(!ran.ok());
+        QCOMPARE(ran.error().code, QStringLiteral("unknown_language"));
+
+        QCOMPARE(contexts().list({}, QStringLiteral("cobol")).error().code,
+                 QStringLiteral("unknown_language"));
+        QCOMPARE(contexts().list({})->size(), 0);
+    }
+
+    void deleteKillsProcessGroup_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("spawnChild");  // prints the pid of a long-lived child
+
+        QTest::newRow("python") << "python"
+                                << "import subprocess\n"
+                                   "child = subprocess.Popen(['sleep', '1000'])\n"
+                                   "print(child.pid)";
+        QTest::newRow("bash") << "bash" << "sleep 1000 &\necho $!";
+    }
+
+    void deleteKillsProcessGroup()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, spawnChild);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr spawned = run(context, spawnChild);
+        QVERIFY(spawned);
+        VERIFY_EXEC(spawned->status() == "ok", spawned);
+        bool isNumber = false;
+        const qint64 child = out(spawned).trimmed().toLongLong(&isNumber);
+        VERIFY_EXEC(isNumber && child > 0, spawned);
+        const qint64 worker = info(context).pid;
+        QVERIFY(processIsRunning(worker));
+        QVERIFY(processIsRunning(child));
+
+        QVERIFY(contexts().remove({}, context).ok());
+
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(child), kPromptly);
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(worker), kPromptly);
+        QCOMPARE(contexts().get({}, context).error().code, QStringLiteral("not_found"));
+        QCOMPARE(contexts().list({})->size(), 0);
+    }
+
+    void deleteEndsRunningAndQueuedExecutions()
+    {
+        const QString context = createContext(QStringLiteral("bash"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr running = start(context, "sleep 30");
+        const ExecutionPtr queued = start(context, "echo never");
+        QVERIFY(running && queued);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(running, "started"), kRunTimeout);
+
+        QVERIFY(contexts().remove({}, context).ok());
+
+        QTRY_VERIFY_WITH_TIMEOUT(running->isFinished() && queued->isFinished(), kPromptly);
+        VERIFY_EXEC(running->status() == "aborted", running);
+        VERIFY_EXEC(queued->status() == "aborted", queued);
+        QVERIFY(!hasEvent(queued, "started"));
+        QVERIFY(out(queued).isEmpty());
+    }
+
+    void restartGivesFreshInterpreter_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("sleep");
+        QTest::addColumn<QString>("check");  // prints whether the variable is there and RH_KEPT
+        QTest::addColumn<QString>("fresh");
+
+        QTest::newRow("python") << "python" << "x = 41" << "import time\ntime.sleep(30)"
+                                << "import os\nprint('x' in globals(), os.environ.get('RH_KEPT'))"
+                                << "False kept\n";
+        QTest::newRow("bash") << "bash" << "x=41" << "sleep 30"
+                              << "echo \"${x:-gone} $RH_KEPT\"" << "gone kept\n";
+    }
+
+    void restartGivesFreshInterpreter()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, sleep);
+        QFETCH(QString, check);
+        QFETCH(QString, fresh);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(contexts().changeEnv({}, context, {{"RH_KEPT", "kept"}}, {}, {}).ok());
+        QVERIFY(run(context, setup));
+        const qint64 pid = info(context).pid;
+        QVERIFY(pid > 0);
+
+        const ExecutionPtr running = start(context, sleep);
+        QVERIFY(running);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(running, "started"), kRunTimeout);
+
+        const auto restarted = contexts().restart({}, context);
+        QVERIFY(restarted.ok());
+        QCOMPARE(restarted->id, context);
+        QTRY_VERIFY_WITH_TIMEOUT(running->isFinished(), kPromptly);
+        VERIFY_EXEC(running->status() == "aborted", running);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), fresh);
+        const qint64 freshPid = info(context).pid;
+        QVERIFY(freshPid > 0);
+        QVERIFY(freshPid != pid);
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kPromptly);
+    }
+
+    void interruptQueuedExecutionAborts_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("sleep");
+        QTest::addColumn<QString>("queuedCode");
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("neverRan");
+
+        QTest::newRow("python") << "python" << "import time\ntime.sleep(30)" << "ran = True"
+                                << "print('ran' in globals())" << "False\n";
+        QTest::newRow("bash") << "bash" << "sleep 30" << "ran=yes" << "echo \"${ran:-no}\""
+                              << "no\n";
+    }
+
+    void interruptQueuedExecutionAborts()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, sleep);
+        QFETCH(QString, queuedCode);
+        QFETCH(QString, check);
+        QFETCH(QString, neverRan);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr running = start(context, sleep);
+        QVERIFY(running);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(running, "started"), kRunTimeout);
+        const ExecutionPtr queued = start(context, queuedCode);
+        QVERIFY(queued);
+
+        QVERIFY(contexts().interruptExecution(queued->id()).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(queued->isFinished(), kPromptly);
+        VERIFY_EXEC(queued->status() == "aborted", queued);
+        QVERIFY(!hasEvent(queued, "started"));
+        // Only the queued one was interrupted.
+        VERIFY_EXEC(!running->isFinished(), running);
+
+        QVERIFY(contexts().interruptExecution(running->id()).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(running->isFinished(), kPromptly);
+        VERIFY_EXEC(running->status() == "interrupted", running);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        QCOMPARE(out(after), neverRan);
+    }
+
+    void interruptingAContextStopsTheRunAndDropsTheQueue()
+    {
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, "x = 41"));
+        const ExecutionPtr running = start(context, "import time\ntime.sleep(30)");
+        const ExecutionPtr queued = start(context, "x = 0");
+        QVERIFY(running && queued);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(running, "started"), kRunTimeout);
+
+        QVERIFY(contexts().interrupt({}, context).ok());
+
+        QTRY_VERIFY_WITH_TIMEOUT(running->isFinished() && queued->isFinished(), kPromptly);
+        VERIFY_EXEC(running->status() == "interrupted", running);
+        VERIFY_EXEC(queued->status() == "aborted", queued);
+        const ExecutionPtr after = run(context, "print(x)");
+        QVERIFY(after);
+        QCOMPARE(out(after), QStringLiteral("41\n"));
+    }
+
+    void timeoutInterruptsAndSaysTimeout_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("sleep");
+        QTest::addColumn<QString>("quick");
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "x = 41" << "import time\ntime.sleep(30)"
+                                << "y = 1" << "print(x + 1)" << "42\n";
+        QTest::newRow("bash") << "bash" << "x=41" << "sleep 30" << "y=1" << "echo $((x + 1))"
+                              << "42\n";
+    }
+
+    void timeoutInterruptsAndSaysTimeout()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, sleep);
+        QFETCH(QString, quick);
+        QFETCH(QString, check);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, setup));
+
+        RunRequest limited;
+        limited.timeoutMs = 1000;
+        const ExecutionPtr slow = start(context, sleep, limited);
+        QVERIFY(slow);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(slow, "started"), kRunTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(slow->isFinished(), limited.timeoutMs + kPromptly);
+        VERIFY_EXEC(slow->status() == "timeout", slow);
+        VERIFY_EXEC(doneOf(slow).value(QLatin1String("status")).toString() == "timeout", slow);
+        VERIFY_EXEC(eventsOfType(slow, "error").last().fields.value(QLatin1String("ename"))
+                            .toString() == "Timeout",
+                    slow);
+        VERIFY_EXEC(!doneOf(slow).value(QLatin1String("state_lost")).toBool(), slow);
+
+        // A run that ends within its limit is not affected.
+        RunRequest generous;
+        generous.timeoutMs = kRunTimeout;
+        const ExecutionPtr fast = run(context, quick, generous);
+        QVERIFY(fast);
+        VERIFY_EXEC(fast->status() == "ok", fast);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), expected);
+    }
+
+    void historyIsPersisted_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QStringList>("codes");  // ok, ok printing "42", error
+        QTest::addColumn<QString>("next");
+
+        QTest::newRow("python") << "python"
+                                << QStringList{"x = 41", "print(x + 1)", "1 / 0"} << "print('back')";
+        QTest::newRow("bash") << "bash" << QStringList{"x=41", "echo $((x + 1))", "false"}
+                              << "echo back";
+    }
+
+    void historyIsPersisted()
+    {
+        QFETCH(QString, language);
+        QFETCH(QStringList, codes);
+        QFETCH(QString, next);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QStringList ids;
+        for (const QString &code : codes) {
+            const ExecutionPtr execution = run(context, code);
+            QVERIFY(execution);
+            ids.append(execution->id());
+        }
+
+        // Closing the engine flushes the history; a new engine on the directory finds it.
+        m_engine.reset();
+        QVERIFY(openEngine(config()));
+
+        const auto listed = contexts().list({});
+        QVERIFY(listed.ok());
+        QCOMPARE(listed->size(), 1);
+        QCOMPARE(listed->first().id, context);
+        QCOMPARE(listed->first().language, language);
+        QCOMPARE(listed->first().executionCount, 3);
+
+        const auto executions = m_engine->store().executions(context, 0, 10);
+        QVERIFY(executions.ok());
+        QCOMPARE(executions->size(), 3);
+        const QStringList statuses{QStringLiteral("error"), QStringLiteral("ok"),
+                                   QStringLiteral("ok")};
+        for (int i = 0; i < 3; ++i) {  // newest first
+            const storage::ExecutionRecord &record = executions->at(i);
+            QCOMPARE(record.id, ids.at(2 - i));
+            QCOMPARE(record.code, codes.at(2 - i));
+            QCOMPARE(record.status, statuses.at(i));
+            QCOMPARE(record.executionCount, 3 - i);
+            QVERIFY(record.durationMs >= 0);
+        }
+
+        const auto events = m_engine->store().events(ids.at(1));
+        QVERIFY(events.ok());
+        QVERIFY(!events->isEmpty());
+        QString stdoutText;
+        for (int i = 0; i < events->size(); ++i) {
+            QCOMPARE(events->at(i).seq, i);
+            const Event event = Event::fromJson(QJsonDocument::fromJson(events->at(i).json).object());
+            if (event.type == QLatin1String("stream")
+                && event.fields.value(QLatin1String("name")).toString() == QLatin1String("stdout"))
+                stdoutText += event.fields.value(QLatin1String("text")).toString();
+        }
+        QCOMPARE(stdoutText, QStringLiteral("42\n"));
+        const Event last = Event::fromJson(QJsonDocument::fromJson(events->last().json).object());
+        QCOMPARE(last.type, QStringLiteral("done"));
+        QCOMPARE(last.fields.value(QLatin1String("status")).toString(), QStringLiteral("ok"));
+
+        // The context is usable again, and its count goes on.
+        const ExecutionPtr again = run(context, next);
+        QVERIFY(again);
+        VERIFY_EXEC(again->status() == "ok", again);
+        QCOMPARE(out(again), QStringLiteral("back\n"));
+        QCOMPARE(again->executionCount(), 4);
+    }
+
+    void secondEngineOnSameDataDirIsRefused()
+    {
+        const auto second = Engine::open(config());
+        QVERIFY(!second.ok());
+        QCOMPARE(second.error().code, QStringLiteral("locked"));
+        QVERIFY2(second.error().message.contains(QString::number(QCoreApplication::applicationPid())),
+                 qPrintable(second.error().message));
+
+        // Once the first engine is gone, the directory is free again.
+        m_engine.reset();
+        QVERIFY(openEngine(config()));
+    }
+
+    void malformedWorkerFramesAreReported_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("garbage");  // writes a broken frame on the event channel
+        QTest::addColumn<QString>("check");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("python") << "python" << "x = 41" << "import os\nos.write(4, b'zz\\n')"
+                                << "print('x' in globals())" << "False\n";
+    }
+
+    void malformedWorkerFramesAreReported()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, setup);
+        QFETCH(QString, garbage);
+        QFETCH(QString, check);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, setup));
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr broken = run(context, garbage);
+        QVERIFY(broken);
+        VERIFY_EXEC(broken->status() == "error", broken);
+        VERIFY_EXEC(hasEvent(broken, "error"), broken);
+        VERIFY_EXEC(doneOf(broken).value(QLatin1String("state_lost")).toBool(), broken);
+
+        const ExecutionPtr after = run(context, check);
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        VERIFY_EXEC(hasEvent(after, "state_reset"), after);
+        QCOMPARE(out(after), expected);
+        QVERIFY(info(context).pid != pid);
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kPromptly);
+    }
+};
+
+QTEST_GUILESS_MAIN(ContextsTest)
+#include "tst_contexts.moc"

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plugin registry against fixture plugins: every file in a plugin directory is listed with
+// its state and the reason it cannot be used; metadata is checked before any code is loaded (the
+// refused fixtures abort the process if their code is ever loaded); nothing is fatal.
+#include "core/pluginregistry.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using replhost::core::PluginEntry;
+using replhost::core::PluginRegistry;
+using State = PluginEntry::State;
+
+Q_DECLARE_METATYPE(PluginEntry::State)
+
+namespace {
+
+QString fixtureDir(const QString &name)
+{
+    return QDir(QStringLiteral(REPLHOST_TEST_FIXTURE_DIR)).filePath(name);
+}
+
+const QStringList kAllFixtureDirs = {
+    QStringLiteral("fixture_ghost"),
+    QStringLiteral("fixture_future_sdk"),
+    QStringLiteral("fixture_other_iid"),
+    QStringLiteral("fixture_no_id"),
+    QStringLiteral("not_a_library"),
+};
+
+QStringList allFixtureDirs()
+{
+    QStringList dirs;
+    for (const QString &name : kAllFixtureDirs)
+        dirs.append(fixtureDir(name));
+    return dirs;
+}
+
+const QJsonObject kGhostInstalled{
+    {QStringLiteral("ghost"), QJsonObject{{QStringLiteral("installed"), true}}}};
+
+} // namespace
+
+class PluginRegistryTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        for (const QString &dir : allFixtureDirs())
+            QVERIFY2(!QDir(dir).entryList(QDir::Files).isEmpty(),
+                     qPrintable(QStringLiteral("fixture directory %1 is empty").arg(dir)));
+    }
+
+    void eachPluginFileIsListedWithItsStateAndReason_data()
+    {
+        QTest::addColumn<QString>("directory");
+        QTest::addColumn<State>("state");
+        QTest::addColumn<QString>("id");
+        QTest::addColumn<QStringList>("reasonMentions");
+
+        QTest::newRow("built for another SDK major")
+            << "fixture_future_sdk" << State::Incompatible << "future"
+            << QStringList{QStringLiteral("2.0"), QStringLiteral("1.0")};
+        QTest::newRow("implements another interface")
+            << "fixture_other_iid" << State::Broken << ""
+            << QStringList{QStringLiteral("org.example.ImageFormat/1")};
+        QTest::newRow("metadata without an id")
+            << "fixture_no_id" << State::Broken << ""
+            << QStringList{QStringLiteral("\"id\"")};
+        QTest::newRow("not a library at all")
+            << "not_a_library" << State::Broken << "" << QStringList{};
+        QTest::newRow("loaded, runtime missing")
+            << "fixture_ghost" << State::Loaded << "ghost" << QStringList{};
+    }
+
+    void eachPluginFileIsListedWithItsStateAndReason()
+    {
+        QFETCH(QString, directory);
+        QFETCH(State, state);
+        QFETCH(QString, id);
+        QFETCH(QStringList, reasonMentions);
+
+        PluginRegistry registry;
+        registry.discover({fixtureDir(directory)}, {});
+
+        QCOMPARE(registry.entries().size(), 1);
+        const PluginEntry &entry = registry.entries().first();
+        QCOMPARE(QFileInfo(entry.fileName).absolutePath(),
+                 QFileInfo(fixtureDir(directory)).canonicalFilePath());
+        QCOMPARE(PluginEntry::stateName(entry.state), PluginEntry::stateName(state));
+        if (!id.isEmpty())
+            QCOMPARE(entry.id, id);
+        if (state == State::Loaded) {
+            QVERIFY2(entry.error.isEmpty(), qPrintable(entry.error));
+            QVERIFY(entry.handler);
+        } else {
+            QVERIFY(!entry.error.isEmpty());
+            QVERIFY(!entry.handler);
+        }
+        for (const QString &mention : reasonMentions)
+            QVERIFY2(entry.error.contains(mention),
+                     qPrintable(QStringLiteral("\"%1\" does not mention %2")
+                                    .arg(entry.error, mention)));
+    }
+
+    void allFixturesTogetherAreListedAndNoneIsFatal()
+    {
+        PluginRegistry registry;
+        registry.discover(allFixtureDirs(), {});
+
+        QCOMPARE(registry.entries().size(), kAllFixtureDirs.size());
+        int loaded = 0;
+        for (const PluginEntry &entry : registry.entries()) {
+            if (entry.state == State::Loaded)
+                ++loaded;
+            else
+                QVERIFY2(!entry.error.isEmpty(), qPrintable(entry.fileName));
+        }
+        QCOMPARE(loaded, 1);
+        QCOMPARE(registry.availableLanguages(), QStringList{});
+    }
+
+    void loadedPluginReportsWhyItsRuntimeIsUnavailable()
+    {
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_ghost"))}, {});
+
+        QCOMPARE(registry.entries().size(), 1);
+        const PluginEntry &entry = registry.entries().first();
+        QCOMPARE(entry.state, State::Loaded);
+        QVERIFY(!entry.runtime.available);
+        QVERIFY(entry.runtime.reason.contains(QLatin1String("ghost-runtime")));
+
+        const QJsonObject json = entry.toJson();
+        QCOMPARE(json.value(QLatin1String("state")).toString(), QStringLiteral("loaded"));
+        QCOMPARE(json.value(QLatin1String("available")).toBool(true), false);
+        QCOMPARE(json.value(QLatin1String("reason")).toString(), entry.runtime.reason);
+    }
+
+    void resolvingAnUnavailableLanguageSaysWhy()
+    {
+        PluginRegistry registry;
+        registry.discover(allFixtureDirs(), {});
+
+        const auto resolved = registry.resolve(QStringLiteral("ghost"));
+        QVERIFY(!resolved.ok());
+        QCOMPARE(resolved.error().code, QStringLiteral("unavailable"));
+        QVERIFY2(resolved.error().message.contains(QLatin1String("install the ghost-runtime package")),
+                 qPrintable(resolved.error().message));
+    }
+
+    void languageSettingsReachTheProbe()
+    {
+        PluginRegistry registry;
+        registry.discover(allFixtureDirs(), kGhostInstalled);
+
+        const auto resolved = registry.resolve(QStringLiteral("ghost"));
+        QVERIFY2(resolved.ok(), qPrintable(resolved.ok() ? QString() : resolved.error().message));
+        QCOMPARE((*resolved)->runtime.version, QStringLiteral("0.1"));
+        QCOMPARE(registry.availableLanguages(), QStringList{QStringLiteral("ghost")});
+    }
+
+    void idsAndAliasesResolveCaseInsensitively_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("id") << "ghost";
+        QTest::newRow("id in capitals") << "GHOST";
+        QTest::newRow("alias as declared") << "GhostLang";
+        QTest::newRow("alias in lower case") << "ghostlang";
+        QTest::newRow("short alias in capitals") << "GH";
+    }
+
+    void idsAndAliasesResolveCaseInsensitively()
+    {
+        QFETCH(QString, name);
+
+        PluginRegistry available;
+        available.discover(allFixtureDirs(), kGhostInstalled);
+        const auto resolved = available.resolve(name);
+        QVERIFY2(resolved.ok(), qPrintable(resolved.ok() ? QString() : resolved.error().message));
+        QCOMPARE((*resolved)->id, QStringLiteral("ghost"));
+
+        // Without its runtime the same name still finds the plugin, and says it is unavailable.
+        PluginRegistry unavailable;
+        unavailable.discover(allFixtureDirs(), {});
+        const auto missing = unavailable.resolve(name);
+        QVERIFY(!missing.ok());
+        QCOMPARE(missing.error().code, QStringLiteral("unavailable"));
+    }
+
+    void refusedPluginsProvideNoLanguage_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("id of the future-SDK plugin") << "future";
+        QTest::newRow("alias of the future-SDK plugin") << "fut";
+        QTest::newRow("id in the metadata of another interface") << "imageformat";
+        QTest::newRow("never declared anywhere") << "cobol";
+    }
+
+    void refusedPluginsProvideNoLanguage()
+    {
+        QFETCH(QString, name);
+
+        PluginRegistry registry;
+        registry.discover(allFixtureDirs(), kGhostInstalled);
+
+        const auto resolved = registry.resolve(name);
+        QVERIFY(!resolved.ok());
+        QCOMPARE(resolved.error().code, QStringLiteral("unknown_language"));
+        QVERIFY2(resolved.error().message.contains(name), qPrintable(resolved.error().message));
+        // The message lists what can be used instead.
+        QVERIFY2(resolved.error().message.contains(QLatin1String("ghost")),
+                 qPrintable(resolved.error().message));
+    }
+
+    void laterPluginWithTheSameIdIsShadowed()
+    {
+        QTemporaryDir copyDir;
+        QVERIFY(copyDir.isValid());
+        const QString original =
+            QDir(fixtureDir(QStringLiteral("fixture_ghost"))).filePath(QStringLiteral("libfixture_ghost.so"));
+        QVERIFY(QFile::copy(original, copyDir.filePath(QStringLiteral("libghost_copy.so"))));
+
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_ghost")), copyDir.path()}, {});
+
+        QCOMPARE(registry.entries().size(), 2);
+        QCOMPARE(registry.entries().at(0).state, State::Loaded);
+        QCOMPARE(QFileInfo(registry.entries().at(0).fileName).fileName(),
+                 QStringLiteral("libfixture_ghost.so"));
+        const PluginEntry &shadowed = registry.entries().at(1);
+        QCOMPARE(shadowed.state, State::Shadowed);
+        QVERIFY(!shadowed.handler);
+        QVERIFY2(shadowed.error.contains(registry.entries().at(0).fileName),
+                 qPrintable(shadowed.error));
+    }
+
+    void discoveringAgainReplacesTheList()
+    {
+        PluginRegistry registry;
+        registry.discover(allFixtureDirs(), {});
+        registry.discover({fixtureDir(QStringLiteral("fixture_ghost"))}, kGhostInstalled);
+
+        QCOMPARE(registry.entries().size(), 1);
+        QCOMPARE(registry.availableLanguages(), QStringList{QStringLiteral("ghost")});
+    }
+
+    void missingSearchDirectoriesAreSkipped()
+    {
+        QTemporaryDir empty;
+        QVERIFY(empty.isValid());
+        PluginRegistry registry;
+        registry.discover({empty.filePath(QStringLiteral("does-not-exist")), empty.path(),
+                           fixtureDir(QStringLiteral("fixture_ghost"))},
+                          {});
+        QCOMPARE(registry.entries().size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(PluginRegistryTest)
+#include "tst_pluginregistry.moc"
