@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "apiserver.h"
+
+#include "connectionguard.h"
+#include "guardedtcpserver.h"
+#include "httpexchange.h"
+#include "nativeapi.h"
+
+#include <QHttpServerRequest>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QTcpSocket>
+
+namespace replhost::http {
+
+Q_LOGGING_CATEGORY(lcAccess, "replhost.http.access", QtWarningMsg)
+
+namespace {
+
+QByteArray methodName(QHttpServerRequest::Method method)
+{
+    switch (method) {
+    case QHttpServerRequest::Method::Get: return "GET";
+    case QHttpServerRequest::Method::Put: return "PUT";
+    case QHttpServerRequest::Method::Delete: return "DELETE";
+    case QHttpServerRequest::Method::Post: return "POST";
+    case QHttpServerRequest::Method::Head: return "HEAD";
+    case QHttpServerRequest::Method::Options: return "OPTIONS";
+    case QHttpServerRequest::Method::Patch: return "PATCH";
+    case QHttpServerRequest::Method::Connect: return "CONNECT";
+    case QHttpServerRequest::Method::Trace: return "TRACE";
+    default: return "UNKNOWN";
+    }
+}
+
+} // namespace
+
+ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *parent)
+    : QObject(parent),
+      m_config(std::move(config)),
+      m_gate(m_config.token, m_config.allowedHosts, m_config.allowedOrigins),
+      m_native(std::make_unique<NativeApi>(engine, m_config.sseKeepAliveMs))
+{
+    m_router.add("GET", QStringLiteral("/healthz"),
+                 [](const std::shared_ptr<HttpExchange> &exchange) {
+                     exchange->sendJson(200, QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")}});
+                 },
+                 Router::Access::Public);
+    m_native->registerRoutes(m_router);
+
+    // No QHttpServer routes are registered: every request reaches the missing handler, which is
+    // our single entry point (see Router for why).
+    m_http.setMissingHandler([this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+        dispatch(request, std::move(responder));
+    });
+}
+
+ApiServer::~ApiServer() = default;
+
+Result<void> ApiServer::listen()
+{
+    auto *tcp = new GuardedTcpServer(m_config.limits);
+    if (!tcp->listen(m_config.address, m_config.port)) {
+        const QString why = tcp->errorString();
+        delete tcp;
+        return makeError(QStringLiteral("io"),
+                         QStringLiteral("cannot listen on %1 port %2: %3")
+                                 .arg(m_config.address.toString())
+                                 .arg(m_config.port)
+                                 .arg(why));
+    }
+    m_http.bind(tcp);  // takes ownership
+    m_tcp = tcp;
+    m_gate.setEndpoint(tcp->serverAddress(), tcp->serverPort());
+    return {};
+}
+
+quint16 ApiServer::port() const
+{
+    return m_tcp ? m_tcp->serverPort() : 0;
+}
+
+QHostAddress ApiServer::address() const
+{
+    return m_tcp ? m_tcp->serverAddress() : QHostAddress();
+}
+
+QString ApiServer::baseUrl() const
+{
+    QHostAddress host = address();
+    if (host == QHostAddress::Any || host == QHostAddress::AnyIPv4 || host.isNull())
+        host = QHostAddress(QHostAddress::LocalHost);
+    else if (host == QHostAddress::AnyIPv6)
+        host = QHostAddress(QHostAddress::LocalHostIPv6);
+    const QString name = host.protocol() == QAbstractSocket::IPv6Protocol
+            ? QLatin1Char('[') + host.toString() + QLatin1Char(']')
+            : host.toString();
+    return QStringLiteral("http://%1:%2").arg(name).arg(port());
+}
+
+void ApiServer::dispatch(const QHttpServerRequest &request, QHttpServerResponder &&responder)
+{
+    QTcpSocket *socket = responder.socket();
+    ConnectionGuard *guard = ConnectionGuard::of(socket);
+    QByteArray method = methodName(request.method());
+    bool closeAfter = false;
+    bool http11 = true;
+    if (guard) {
+        if (guard->isClosing())
+            return;  // a request pipelined behind "Connection: close" or a refusal: not answered
+        const std::optional<RequestFramer::Head> head = guard->takeHead();
+        if (!head || (method != "UNKNOWN" && head->method != method)) {
+            // The guard and Qt disagree about the request stream; nothing on this connection
+            // can be trusted any more.
+            qCCritical(lcAccess) << "request framing mismatch; closing the connection";
+            guard->abortConnection();
+            return;
+        }
+        method = head->method;
+        closeAfter = head->wantsClose;
+        http11 = head->httpMinor >= 1;
+    }
+
+    auto exchange = std::make_shared<HttpExchange>(
+            std::move(responder), HttpRequest::fromQt(request, method), closeAfter, guard);
+    exchange->setChunkedAllowed(http11);
+    qCInfo(lcAccess).noquote() << exchange->request().method << exchange->request().path;
+    if (guard)
+        guard->submit([this, exchange] { handle(exchange); });
+    else
+        handle(exchange);
+}
+
+void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)
+{
+    HttpRequest &request = exchange->request();
+
+    if (const Result<void> host = m_gate.checkHost(request.header("host")); !host) {
+        exchange->sendError(host.error());
+        return;
+    }
+    const QByteArray origin = request.header("origin");
+    if (const Result<void> allowed = m_gate.checkOrigin(origin); !allowed) {
+        exchange->sendError(allowed.error());
+        return;
+    }
+    if (!origin.isEmpty()) {
+        exchange->addHeader("Access-Control-Allow-Origin", origin);
+        exchange->addHeader("Vary", "Origin");
+        if (request.method == "OPTIONS") {
+            // A browser's preflight carries no credentials; answering it reveals nothing.
+            exchange->addHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
+            exchange->addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type");
+            exchange->addHeader("Access-Control-Max-Age", "600");
+            exchange->sendEmpty(204);
+            return;
+        }
+    }
+
+    const Router::Match match = m_router.match(request.method, request.path);
+    if (match.kind != Router::Match::Kind::Found || match.access != Router::Access::Public) {
+        // Authenticate before saying whether a route exists.
+        if (const Result<void> token = m_gate.checkToken(request.header("authorization")); !token) {
+            exchange->sendError(token.error());
+            return;
+        }
+    }
+    switch (match.kind) {
+    case Router::Match::Kind::NotFound:
+        exchange->sendError(404, QStringLiteral("not_found"),
+                            QStringLiteral("no route for %1 %2")
+                                    .arg(QString::fromLatin1(request.method), request.path));
+        return;
+    case Router::Match::Kind::MethodNotAllowed:
+        exchange->addHeader("Allow", match.allowedMethods.join(", "));
+        exchange->sendError(405, QStringLiteral("method_not_allowed"),
+                            QStringLiteral("%1 is not allowed on %2; use %3")
+                                    .arg(QString::fromLatin1(request.method), request.path,
+                                         QString::fromLatin1(match.allowedMethods.join(", "))));
+        return;
+    case Router::Match::Kind::Found:
+        request.params = match.params;
+        (*match.handler)(exchange);
+        return;
+    }
+}
+
+} // namespace replhost::http

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "connectionlimits.h"
+
+#include <QByteArray>
+#include <QHostAddress>
+#include <QStringList>
+
+namespace replhost::http {
+
+// How an ApiServer listens and whom it lets in. Constant once the server listens.
+struct ApiServerConfig {
+    QHostAddress address = QHostAddress(QHostAddress::LocalHost);
+    quint16 port = 0;               // 0: any free port (ApiServer::port() says which)
+    QByteArray token;               // required as "Authorization: Bearer <token>"
+    QStringList allowedHosts;       // Host names accepted besides the local ones
+    QStringList allowedOrigins;     // Origins accepted besides the server's own local ones
+    ConnectionLimits limits;
+    int sseKeepAliveMs = 15 * 1000; // ": keep-alive" comment interval on quiet streams
+};
+
+} // namespace replhost::http

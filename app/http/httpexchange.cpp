@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "httpexchange.h"
+
+#include "connectionguard.h"
+#include "errorstatus.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QTcpSocket>
+
+namespace replhost::http {
+
+Q_LOGGING_CATEGORY(lcExchange, "replhost.http.exchange", QtInfoMsg)
+
+HttpExchange::HttpExchange(QHttpServerResponder &&responder, HttpRequest request, bool closeAfter,
+                           ConnectionGuard *guard)
+    : m_responder(std::move(responder)),
+      m_request(std::move(request)),
+      m_socket(m_responder.socket()),
+      m_guard(guard),
+      m_closeAfter(closeAfter)
+{
+}
+
+HttpExchange::~HttpExchange()
+{
+    if (m_completed || !m_guard || m_guard->isClosing() || !isConnected())
+        return;
+    // An answer that was started but not finished (or never started) cannot be completed in
+    // order any more; ending the connection is the only honest signal to the client.
+    qCWarning(lcExchange).noquote() << "no complete answer for" << m_request.method
+                                    << m_request.path << "- closing the connection";
+    m_guard->abortConnection();
+}
+
+void HttpExchange::addHeader(const QByteArray &name, const QByteArray &value)
+{
+    m_extraHeaders.emplaceBack(name, value);
+}
+
+bool HttpExchange::isConnected() const
+{
+    return m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
+}
+
+HeaderList HttpExchange::commonHeaders() const
+{
+    HeaderList headers = m_extraHeaders;
+    if (m_closeAfter)
+        headers.emplaceBack("Connection", "close");
+    return headers;
+}
+
+bool HttpExchange::write(const QByteArray &bytes)
+{
+    if (!isConnected())
+        return false;
+    return m_socket->write(bytes) == bytes.size();
+}
+
+void HttpExchange::complete()
+{
+    if (m_completed)
+        return;
+    m_completed = true;
+    if (m_guard)
+        m_guard->endResponse(m_closeAfter);
+}
+
+void HttpExchange::send(int status, const QByteArray &contentType, const QByteArray &body)
+{
+    if (m_answered) {
+        qCWarning(lcExchange) << "second answer to one request ignored";
+        return;
+    }
+    m_answered = true;
+    HeaderList headers = commonHeaders();
+    if (!contentType.isEmpty())
+        headers.prepend({"Content-Type", contentType});
+    // 204 and 1xx answers have no body and must not carry Content-Length (RFC 9110 §8.6).
+    if (status == 204) {
+        write(HttpResponse::head(status, headers));
+    } else if (m_request.method == "HEAD") {
+        headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
+        write(HttpResponse::head(status, headers));
+    } else {
+        write(HttpResponse::full(status, headers, body));
+    }
+    complete();
+}
+
+void HttpExchange::sendJson(int status, const QJsonValue &json)
+{
+    QByteArray body;
+    if (json.isArray())
+        body = QJsonDocument(json.toArray()).toJson(QJsonDocument::Compact);
+    else
+        body = QJsonDocument(json.toObject()).toJson(QJsonDocument::Compact);
+    body += '\n';
+    send(status, "application/json", body);
+}
+
+void HttpExchange::sendEmpty(int status)
+{
+    send(status, {}, {});
+}
+
+void HttpExchange::sendError(int status, const QString &code, const QString &message)
+{
+    if (status == 401)
+        addHeader("WWW-Authenticate", "Bearer");
+    send(status, "application/json", HttpResponse::errorBody(code, message));
+}
+
+void HttpExchange::sendError(const Error &error)
+{
+    const QString code = error.code.isEmpty() ? QStringLiteral("internal") : error.code;
+    sendError(ErrorStatus::forCode(code), code, error.message);
+}
+
+bool HttpExchange::beginStream(int status, const HeaderList &headers)
+{
+    if (m_answered) {
+        qCWarning(lcExchange) << "second answer to one request ignored";
+        return false;
+    }
+    m_answered = true;
+    if (!m_chunkedAllowed)
+        m_closeAfter = true;  // the end of the body is the end of the connection
+    HeaderList all = headers + commonHeaders();
+    if (m_chunkedAllowed)
+        all.emplaceBack("Transfer-Encoding", "chunked");
+    const bool ok = write(HttpResponse::head(status, all));
+    if (ok)
+        m_socket->flush();  // the client sees the status at once, before the first event
+    return ok;
+}
+
+bool HttpExchange::writeChunk(const QByteArray &data)
+{
+    if (!m_answered || m_completed || data.isEmpty())
+        return isConnected();
+    const QByteArray framed = m_chunkedAllowed
+            ? QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n"
+            : data;
+    const bool ok = write(framed);
+    if (ok)
+        m_socket->flush();
+    return ok;
+}
+
+void HttpExchange::endStream()
+{
+    if (!m_answered || m_completed)
+        return;
+    if (m_chunkedAllowed)
+        write(QByteArrayLiteral("0\r\n\r\n"));
+    complete();
+}
+
+} // namespace replhost::http

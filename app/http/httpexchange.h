@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "httprequest.h"
+#include "httpresponse.h"
+
+#include <replhost/sdk/result.h>
+
+#include <QHttpServerResponder>
+#include <QJsonValue>
+#include <QPointer>
+
+class QTcpSocket;
+
+namespace replhost::http {
+
+class ConnectionGuard;
+
+// One request and its answer. Every answer of the server goes through here, so that:
+// - nothing is ever written to a socket that is gone (QPointer, checked before each write);
+// - the connection's guard learns when the answer is complete (answer order, keep-alive,
+//   "Connection: close");
+// - every answer carries the same headers (Connection, CORS).
+//
+// Exactly one answer per exchange: send*/sendError, or beginStream + writeChunk… + endStream.
+// If the client has left, the calls do nothing and report it (isConnected()).
+//
+// Ownership: shared (handlers that answer later keep a std::shared_ptr). It owns the
+// QHttpServerResponder it was given, but writes through its own guarded socket pointer.
+// Destroying an exchange that never answered aborts the connection (a handler bug; a late
+// answer would be out of order). Threading: the socket's thread only.
+class HttpExchange {
+public:
+    HttpExchange(QHttpServerResponder &&responder, HttpRequest request, bool closeAfter,
+                 ConnectionGuard *guard);
+    ~HttpExchange();
+    HttpExchange(const HttpExchange &) = delete;
+    HttpExchange &operator=(const HttpExchange &) = delete;
+
+    HttpRequest &request() { return m_request; }
+    const HttpRequest &request() const { return m_request; }
+
+    // HTTP/1.0 clients cannot take chunked framing: their streams are sent unframed and end by
+    // closing the connection. Call before answering.
+    void setChunkedAllowed(bool allowed) { m_chunkedAllowed = allowed; }
+
+    // Headers added to the answer (for example CORS); call before answering.
+    void addHeader(const QByteArray &name, const QByteArray &value);
+
+    bool isConnected() const;
+    bool isAnswered() const { return m_answered; }
+    QTcpSocket *socket() const { return m_socket; }
+
+    void send(int status, const QByteArray &contentType, const QByteArray &body);
+    void sendJson(int status, const QJsonValue &json);
+    void sendEmpty(int status);
+    void sendError(int status, const QString &code, const QString &message);
+    // Status from ErrorStatus::forCode(error.code).
+    void sendError(const Error &error);
+
+    // Streaming. beginStream writes the status line and headers (and Transfer-Encoding: chunked);
+    // writeChunk frames one chunk; endStream writes the last chunk and completes the answer.
+    // Return false when the client is gone.
+    bool beginStream(int status, const HeaderList &headers);
+    bool writeChunk(const QByteArray &data);
+    void endStream();
+
+private:
+    HeaderList commonHeaders() const;
+    bool write(const QByteArray &bytes);
+    void complete();
+
+    QHttpServerResponder m_responder;
+    HttpRequest m_request;
+    QPointer<QTcpSocket> m_socket;
+    QPointer<ConnectionGuard> m_guard;
+    HeaderList m_extraHeaders;
+    bool m_closeAfter = false;
+    bool m_chunkedAllowed = true;
+    bool m_answered = false;   // an answer has been started
+    bool m_completed = false;  // the answer is complete (the guard was told)
+};
+
+} // namespace replhost::http

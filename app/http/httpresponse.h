@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QPair>
+#include <QString>
+
+namespace replhost::http {
+
+using HeaderList = QList<QPair<QByteArray, QByteArray>>;
+
+// Serializes HTTP/1.1 responses. We write responses ourselves instead of through
+// QHttpServerResponder: in Qt 6.4 the responder holds a raw socket pointer, has no chunked
+// framing and writes no Connection header, and every write we make must first check that the
+// socket is still there (see HttpExchange).
+class HttpResponse {
+public:
+    // "HTTP/1.1 <status> <reason>\r\n" + headers + "\r\n". The caller adds Content-Length or
+    // Transfer-Encoding.
+    static QByteArray head(int status, const HeaderList &headers);
+
+    // A complete response with a body (Content-Length is added).
+    static QByteArray full(int status, const HeaderList &headers, const QByteArray &body);
+
+    // The body of every error this server sends: {"code": ..., "message": ...} and a newline.
+    static QByteArray errorBody(const QString &code, const QString &message);
+
+    static QByteArray reasonPhrase(int status);
+};
+
+} // namespace replhost::http

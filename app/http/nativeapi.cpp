@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "nativeapi.h"
+
+#include "httpexchange.h"
+#include "jsonbody.h"
+#include "router.h"
+#include "ssestream.h"
+
+#include "core/engine.h"
+
+#include <replhost/sdk/version.h>
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QTcpSocket>
+
+#include <climits>
+
+namespace replhost::http {
+
+namespace {
+
+using core::WorkspaceManager;
+
+// Short routes act on the default workspace; /v1/workspaces/{ws}/… on the named one.
+QString workspaceOf(const HttpExchange &exchange)
+{
+    const QString ws = exchange.request().param(QStringLiteral("ws"));
+    return ws.isEmpty() ? WorkspaceManager::defaultName() : ws;
+}
+
+QJsonObject workspaceJson(const storage::WorkspaceRecord &record)
+{
+    return {{QStringLiteral("id"), record.id},
+            {QStringLiteral("name"), record.name},
+            {QStringLiteral("directory"), record.directory},
+            {QStringLiteral("created_at"),
+             QDateTime::fromMSecsSinceEpoch(record.createdAt, Qt::UTC).toString(Qt::ISODateWithMs)}};
+}
+
+// An env layer in the shape PATCH accepts: {"set": {KEY: value}, "unset": [KEY]}.
+QJsonObject layerJson(const QList<storage::EnvVarRecord> &layer)
+{
+    QJsonObject set;
+    QJsonArray unset;
+    for (const storage::EnvVarRecord &var : layer) {
+        if (var.isUnset)
+            unset.append(var.key);
+        else
+            set.insert(var.key, var.value);
+    }
+    return {{QStringLiteral("set"), set}, {QStringLiteral("unset"), unset}};
+}
+
+QJsonObject languageJson(const core::PluginEntry &entry)
+{
+    const bool loaded = entry.state == core::PluginEntry::State::Loaded;
+    const bool available = loaded && entry.runtime.available;
+    QString reason = loaded ? entry.runtime.reason : entry.error;
+    QJsonObject json{
+            {QStringLiteral("id"), entry.id},
+            {QStringLiteral("name"), entry.name},
+            {QStringLiteral("aliases"), QJsonArray::fromStringList(entry.aliases)},
+            {QStringLiteral("extensions"), QJsonArray::fromStringList(entry.extensions)},
+            {QStringLiteral("state"), core::PluginEntry::stateName(entry.state)},
+            {QStringLiteral("available"), available},
+            {QStringLiteral("version"), entry.runtime.version},
+            {QStringLiteral("plugin_version"), entry.version},
+            {QStringLiteral("sdk_version"), entry.sdkVersion},
+            {QStringLiteral("capabilities"), entry.capabilities},
+    };
+    json.insert(QStringLiteral("reason"), available || reason.isEmpty() ? QJsonValue() : QJsonValue(reason));
+    return json;
+}
+
+struct EnvPatch {
+    QMap<QString, QString> set;
+    QStringList unset;
+    QStringList clear;
+};
+
+Result<EnvPatch> parseEnvPatch(const QByteArray &body)
+{
+    Result<JsonBody> json = JsonBody::parse(body);
+    if (!json)
+        return json.error();
+    EnvPatch patch;
+    Result<QMap<QString, QString>> set = json->stringMap(QStringLiteral("set"));
+    if (!set)
+        return set.error();
+    Result<QStringList> unset = json->stringList(QStringLiteral("unset"));
+    if (!unset)
+        return unset.error();
+    Result<QStringList> clear = json->stringList(QStringLiteral("clear"));
+    if (!clear)
+        return clear.error();
+    patch.set = *set;
+    patch.unset = *unset;
+    patch.clear = *clear;
+    return patch;
+}
+
+// Fills the fields every run body shares: code, env, env_unset, timeout_ms.
+Result<core::RunRequest> parseRunBody(const JsonBody &json)
+{
+    core::RunRequest run;
+    Result<QString> code = json.requiredString(QStringLiteral("code"));
+    if (!code)
+        return code.error();
+    Result<QMap<QString, QString>> env = json.stringMap(QStringLiteral("env"));
+    if (!env)
+        return env.error();
+    Result<QStringList> unset = json.stringList(QStringLiteral("env_unset"));
+    if (!unset)
+        return unset.error();
+    Result<int> timeout = json.optionalInt(QStringLiteral("timeout_ms"), 0, 0, INT_MAX);
+    if (!timeout)
+        return timeout.error();
+    run.code = *code;
+    run.env = *env;
+    run.envUnset = *unset;
+    run.timeoutMs = *timeout;
+    return run;
+}
+
+} // namespace
+
+NativeApi::NativeApi(core::Engine &engine, int sseKeepAliveMs)
+    : m_engine(engine), m_keepAliveMs(sseKeepAliveMs)
+{
+}
+
+void NativeApi::registerRoutes(Router &router)
+{
+    auto bind = [this](void (NativeApi::*handler)(const ExchangePtr &)) {
+        return [this, handler](const ExchangePtr &exchange) { (this->*handler)(exchange); };
+    };
+
+    router.add("GET", QStringLiteral("/v1/info"), bind(&NativeApi::info));
+    router.add("GET", QStringLiteral("/v1/languages"), bind(&NativeApi::languages));
+    router.add("GET", QStringLiteral("/v1/workspaces"), bind(&NativeApi::listWorkspaces));
+    router.add("POST", QStringLiteral("/v1/workspaces"), bind(&NativeApi::createWorkspace));
+    router.add("GET", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::getWorkspace));
+
+    for (const QString &prefix : {QStringLiteral("/v1"), QStringLiteral("/v1/workspaces/{ws}")}) {
+        router.add("GET", prefix + QStringLiteral("/contexts"), bind(&NativeApi::listContexts));
+        router.add("POST", prefix + QStringLiteral("/contexts"), bind(&NativeApi::createContext));
+        router.add("GET", prefix + QStringLiteral("/contexts/{id}"), bind(&NativeApi::getContext));
+        router.add("DELETE", prefix + QStringLiteral("/contexts/{id}"), bind(&NativeApi::deleteContext));
+        router.add("POST", prefix + QStringLiteral("/contexts/{id}/restart"), bind(&NativeApi::restartContext));
+        router.add("POST", prefix + QStringLiteral("/contexts/{id}/interrupt"), bind(&NativeApi::interruptContext));
+        router.add("POST", prefix + QStringLiteral("/contexts/{id}/executions"), bind(&NativeApi::runInContext));
+        router.add("GET", prefix + QStringLiteral("/contexts/{id}/env"), bind(&NativeApi::getContextEnv));
+        router.add("PATCH", prefix + QStringLiteral("/contexts/{id}/env"), bind(&NativeApi::patchContextEnv));
+        router.add("POST", prefix + QStringLiteral("/executions"), bind(&NativeApi::run));
+        router.add("GET", prefix + QStringLiteral("/executions/{eid}"), bind(&NativeApi::getExecution));
+        router.add("GET", prefix + QStringLiteral("/executions/{eid}/events"), bind(&NativeApi::streamExecution));
+        router.add("POST", prefix + QStringLiteral("/executions/{eid}/interrupt"), bind(&NativeApi::interruptExecution));
+        router.add("GET", prefix + QStringLiteral("/env"), bind(&NativeApi::getWorkspaceEnv));
+        router.add("PATCH", prefix + QStringLiteral("/env"), bind(&NativeApi::patchWorkspaceEnv));
+    }
+}
+
+void NativeApi::info(const ExchangePtr &exchange)
+{
+    exchange->sendJson(200, QJsonObject{
+            {QStringLiteral("app_version"), core::Engine::appVersion()},
+            {QStringLiteral("sdk_version"), QStringLiteral(REPLHOST_SDK_VERSION_STRING)},
+            {QStringLiteral("worker_protocol_version"), sdk::kWorkerProtocolVersion},
+            {QStringLiteral("schema_version"), core::Engine::schemaVersion()},
+            {QStringLiteral("api_version"), 1},
+    });
+}
+
+void NativeApi::languages(const ExchangePtr &exchange)
+{
+    QJsonArray list;
+    for (const core::PluginEntry &entry : m_engine.plugins().entries())
+        list.append(languageJson(entry));
+    exchange->sendJson(200, list);
+}
+
+void NativeApi::listWorkspaces(const ExchangePtr &exchange)
+{
+    const Result<QList<storage::WorkspaceRecord>> workspaces = m_engine.workspaces().list();
+    if (!workspaces) {
+        exchange->sendError(workspaces.error());
+        return;
+    }
+    QJsonArray list;
+    for (const storage::WorkspaceRecord &record : *workspaces)
+        list.append(workspaceJson(record));
+    exchange->sendJson(200, list);
+}
+
+void NativeApi::createWorkspace(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    const Result<QString> name = json->requiredString(QStringLiteral("name"));
+    if (!name) {
+        exchange->sendError(name.error());
+        return;
+    }
+    const Result<QString> directory = json->optionalString(QStringLiteral("directory"));
+    if (!directory) {
+        exchange->sendError(directory.error());
+        return;
+    }
+    const Result<storage::WorkspaceRecord> created = m_engine.workspaces().create(*name, *directory);
+    if (!created) {
+        exchange->sendError(created.error());
+        return;
+    }
+    exchange->sendJson(201, workspaceJson(*created));
+}
+
+void NativeApi::getWorkspace(const ExchangePtr &exchange)
+{
+    const Result<storage::WorkspaceRecord> record = m_engine.workspaces().get(workspaceOf(*exchange));
+    if (!record) {
+        exchange->sendError(record.error());
+        return;
+    }
+    exchange->sendJson(200, workspaceJson(*record));
+}
+
+void NativeApi::listContexts(const ExchangePtr &exchange)
+{
+    const QString language = exchange->request().query.queryItemValue(QStringLiteral("language"),
+                                                                      QUrl::FullyDecoded);
+    const Result<QList<core::ContextInfo>> contexts =
+            m_engine.contexts().list(workspaceOf(*exchange), language);
+    if (!contexts) {
+        exchange->sendError(contexts.error());
+        return;
+    }
+    QJsonArray list;
+    for (const core::ContextInfo &info : *contexts)
+        list.append(info.toJson());
+    exchange->sendJson(200, list);
+}
+
+void NativeApi::createContext(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    core::CreateContextRequest request;
+    request.workspace = workspaceOf(*exchange);
+    const Result<QString> language = json->requiredString(QStringLiteral("language"));
+    if (!language) {
+        exchange->sendError(language.error());
+        return;
+    }
+    const Result<QString> cwd = json->optionalString(QStringLiteral("cwd"));
+    if (!cwd) {
+        exchange->sendError(cwd.error());
+        return;
+    }
+    const Result<QString> name = json->optionalString(QStringLiteral("name"));
+    if (!name) {
+        exchange->sendError(name.error());
+        return;
+    }
+    const Result<QMap<QString, QString>> env = json->stringMap(QStringLiteral("env"));
+    if (!env) {
+        exchange->sendError(env.error());
+        return;
+    }
+    request.language = *language;
+    request.cwd = *cwd;
+    request.name = *name;
+    request.env = *env;
+    const Result<core::ContextInfo> created = m_engine.contexts().create(request);
+    if (!created) {
+        exchange->sendError(created.error());
+        return;
+    }
+    exchange->sendJson(201, created->toJson());
+}
+
+void NativeApi::getContext(const ExchangePtr &exchange)
+{
+    const Result<core::ContextInfo> info =
+            m_engine.contexts().get(workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")));
+    if (!info) {
+        exchange->sendError(info.error());
+        return;
+    }
+    exchange->sendJson(200, info->toJson());
+}
+
+void NativeApi::deleteContext(const ExchangePtr &exchange)
+{
+    const Result<void> removed =
+            m_engine.contexts().remove(workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")));
+    if (!removed) {
+        exchange->sendError(removed.error());
+        return;
+    }
+    exchange->sendEmpty(204);
+}
+
+void NativeApi::restartContext(const ExchangePtr &exchange)
+{
+    const Result<core::ContextInfo> info = m_engine.contexts().restart(
+            workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")));
+    if (!info) {
+        exchange->sendError(info.error());
+        return;
+    }
+    exchange->sendJson(200, info->toJson());
+}
+
+void NativeApi::interruptContext(const ExchangePtr &exchange)
+{
+    const QString ws = workspaceOf(*exchange);
+    const QString id = exchange->request().param(QStringLiteral("id"));
+    if (const Result<void> interrupted = m_engine.contexts().interrupt(ws, id); !interrupted) {
+        exchange->sendError(interrupted.error());
+        return;
+    }
+    // 202: the interrupt is on its way; the running execution's stream ends with its outcome.
+    const Result<core::ContextInfo> info = m_engine.contexts().get(ws, id);
+    if (!info) {
+        exchange->sendError(info.error());
+        return;
+    }
+    exchange->sendJson(202, info->toJson());
+}
+
+void NativeApi::runInContext(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    Result<core::RunRequest> run = parseRunBody(*json);
+    if (!run) {
+        exchange->sendError(run.error());
+        return;
+    }
+    run->workspace = workspaceOf(*exchange);
+    run->contextId = exchange->request().param(QStringLiteral("id"));
+    startRun(exchange, std::move(*run));
+}
+
+void NativeApi::run(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    Result<core::RunRequest> run = parseRunBody(*json);
+    if (!run) {
+        exchange->sendError(run.error());
+        return;
+    }
+    const Result<QString> language = json->optionalString(QStringLiteral("language"));
+    const Result<QString> contextId = json->optionalString(QStringLiteral("context_id"));
+    if (!language || !contextId) {
+        exchange->sendError(!language ? language.error() : contextId.error());
+        return;
+    }
+    if (language->isEmpty() == contextId->isEmpty()) {
+        exchange->sendError(400, QStringLiteral("bad_request"),
+                            QStringLiteral("give exactly one of the fields 'language' (runs in that "
+                                           "language's default context) and 'context_id'"));
+        return;
+    }
+    run->workspace = workspaceOf(*exchange);
+    run->language = *language;
+    run->contextId = *contextId;
+    startRun(exchange, std::move(*run));
+}
+
+void NativeApi::startRun(const ExchangePtr &exchange, core::RunRequest request)
+{
+    const Result<core::ExecutionPtr> started = m_engine.contexts().run(request);
+    if (!started) {
+        exchange->sendError(started.error());
+        return;
+    }
+    const core::ExecutionPtr execution = *started;
+    if (!exchange->request().queryFlag(QStringLiteral("wait"))) {
+        SseStream::start(exchange, execution, m_keepAliveMs);
+        return;
+    }
+    if (execution->isFinished()) {
+        exchange->sendJson(200, execution->toJson());
+        return;
+    }
+    QTcpSocket *socket = exchange->socket();
+    if (!socket)
+        return;  // the client has gone; the execution runs on
+    // The socket is the connection's context object: if the client goes, the connection (and
+    // with it the exchange) goes too. A weak pointer, because the execution owns this slot.
+    std::weak_ptr<core::Execution> weak = execution;
+    QObject::connect(execution.get(), &core::Execution::finished, socket,
+                     [exchange, weak] {
+                         if (const core::ExecutionPtr done = weak.lock())
+                             exchange->sendJson(200, done->toJson());
+                     },
+                     Qt::SingleShotConnection);
+}
+
+core::ExecutionPtr NativeApi::findExecution(const ExchangePtr &exchange)
+{
+    const QString id = exchange->request().param(QStringLiteral("eid"));
+    const Result<core::ExecutionPtr> execution = m_engine.contexts().execution(id);
+    if (!execution || (*execution)->workspace() != workspaceOf(*exchange)) {
+        exchange->sendError(404, QStringLiteral("not_found"),
+                            QStringLiteral("no execution '%1' in workspace '%2' (finished executions "
+                                           "are kept for a while, then only in the history)")
+                                    .arg(id, workspaceOf(*exchange)));
+        return nullptr;
+    }
+    return *execution;
+}
+
+void NativeApi::getExecution(const ExchangePtr &exchange)
+{
+    if (const core::ExecutionPtr execution = findExecution(exchange))
+        exchange->sendJson(200, execution->toJson());
+}
+
+void NativeApi::streamExecution(const ExchangePtr &exchange)
+{
+    if (const core::ExecutionPtr execution = findExecution(exchange))
+        SseStream::start(exchange, execution, m_keepAliveMs);
+}
+
+void NativeApi::interruptExecution(const ExchangePtr &exchange)
+{
+    const core::ExecutionPtr execution = findExecution(exchange);
+    if (!execution)
+        return;
+    if (execution->isFinished()) {
+        exchange->sendError(409, QStringLiteral("conflict"),
+                            QStringLiteral("execution '%1' has already finished (status %2)")
+                                    .arg(execution->id(), execution->status()));
+        return;
+    }
+    if (const Result<void> interrupted = m_engine.contexts().interruptExecution(execution->id());
+        !interrupted) {
+        exchange->sendError(interrupted.error());
+        return;
+    }
+    exchange->sendJson(202, QJsonObject{{QStringLiteral("id"), execution->id()},
+                                        {QStringLiteral("status"), execution->status()}});
+}
+
+void NativeApi::getWorkspaceEnv(const ExchangePtr &exchange)
+{
+    const QString ws = workspaceOf(*exchange);
+    const Result<QList<storage::EnvVarRecord>> layer = m_engine.workspaces().env(ws);
+    if (!layer) {
+        exchange->sendError(layer.error());
+        return;
+    }
+    QJsonObject json = layerJson(*layer);
+    json.insert(QStringLiteral("workspace"), ws);
+    exchange->sendJson(200, json);
+}
+
+void NativeApi::patchWorkspaceEnv(const ExchangePtr &exchange)
+{
+    const Result<EnvPatch> patch = parseEnvPatch(exchange->request().body);
+    if (!patch) {
+        exchange->sendError(patch.error());
+        return;
+    }
+    const Result<void> changed =
+            m_engine.workspaces().changeEnv(workspaceOf(*exchange), patch->set, patch->unset, patch->clear);
+    if (!changed) {
+        exchange->sendError(changed.error());
+        return;
+    }
+    getWorkspaceEnv(exchange);
+}
+
+void NativeApi::getContextEnv(const ExchangePtr &exchange)
+{
+    const QString ws = workspaceOf(*exchange);
+    const QString id = exchange->request().param(QStringLiteral("id"));
+    const Result<QList<storage::EnvVarRecord>> layer = m_engine.contexts().env(ws, id);
+    if (!layer) {
+        exchange->sendError(layer.error());
+        return;
+    }
+    const Result<QMap<QString, QString>> effective = m_engine.contexts().effectiveEnv(ws, id);
+    if (!effective) {
+        exchange->sendError(effective.error());
+        return;
+    }
+    QJsonObject effectiveJson;
+    for (auto it = effective->cbegin(); it != effective->cend(); ++it)
+        effectiveJson.insert(it.key(), it.value());
+    QJsonObject json = layerJson(*layer);
+    json.insert(QStringLiteral("context_id"), id);
+    json.insert(QStringLiteral("effective"), effectiveJson);
+    exchange->sendJson(200, json);
+}
+
+void NativeApi::patchContextEnv(const ExchangePtr &exchange)
+{
+    const Result<EnvPatch> patch = parseEnvPatch(exchange->request().body);
+    if (!patch) {
+        exchange->sendError(patch.error());
+        return;
+    }
+    const Result<void> changed = m_engine.contexts().changeEnv(
+            workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")), patch->set,
+            patch->unset, patch->clear);
+    if (!changed) {
+        exchange->sendError(changed.error());
+        return;
+    }
+    getContextEnv(exchange);
+}
+
+} // namespace replhost::http

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/contextmanager.h"
+
+#include <memory>
+
+namespace replhost::core { class Engine; }
+
+namespace replhost::http {
+
+class HttpExchange;
+class Router;
+
+// The native API, version 1 (docs/http-api.md): languages, workspaces, contexts, executions
+// (streamed as Server-Sent Events, or one JSON document with ?wait=true), interrupts and env
+// layers. Every context, env and execution route exists twice: under /v1/… for the "default"
+// workspace and under /v1/workspaces/{ws}/… for any workspace.
+//
+// Handlers translate HTTP to Engine calls and back, and nothing else: validation that belongs to
+// the engine (cwd inside the workspace, env key syntax, language names) is the engine's, and its
+// errors are answered through ErrorStatus.
+//
+// Ownership: the engine must outlive this object. Threading: the engine's thread.
+class NativeApi {
+public:
+    NativeApi(core::Engine &engine, int sseKeepAliveMs);
+
+    void registerRoutes(Router &router);
+
+private:
+    using ExchangePtr = std::shared_ptr<HttpExchange>;
+
+    void info(const ExchangePtr &exchange);
+    void languages(const ExchangePtr &exchange);
+
+    void listWorkspaces(const ExchangePtr &exchange);
+    void createWorkspace(const ExchangePtr &exchange);
+    void getWorkspace(const ExchangePtr &exchange);
+
+    void listContexts(const ExchangePtr &exchange);
+    void createContext(const ExchangePtr &exchange);
+    void getContext(const ExchangePtr &exchange);
+    void deleteContext(const ExchangePtr &exchange);
+    void restartContext(const ExchangePtr &exchange);
+    void interruptContext(const ExchangePtr &exchange);
+
+    void runInContext(const ExchangePtr &exchange);
+    void run(const ExchangePtr &exchange);
+    void getExecution(const ExchangePtr &exchange);
+    void streamExecution(const ExchangePtr &exchange);
+    void interruptExecution(const ExchangePtr &exchange);
+
+    void getWorkspaceEnv(const ExchangePtr &exchange);
+    void patchWorkspaceEnv(const ExchangePtr &exchange);
+    void getContextEnv(const ExchangePtr &exchange);
+    void patchContextEnv(const ExchangePtr &exchange);
+
+    // Starts a run and answers with its stream, or with its JSON once finished (?wait=true).
+    void startRun(const ExchangePtr &exchange, core::RunRequest request);
+    // The execution named by the {eid} parameter, if it belongs to the route's workspace;
+    // answers 404 and returns null otherwise.
+    core::ExecutionPtr findExecution(const ExchangePtr &exchange);
+
+    core::Engine &m_engine;
+    int m_keepAliveMs;
+};
+
+} // namespace replhost::http

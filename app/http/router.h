@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+
+namespace replhost::http {
+
+class HttpExchange;
+
+// Maps (method, path) to a handler. Patterns are literal segments and {name} placeholders, which
+// match one non-empty segment (percent-decoded into HttpRequest::params): "/v1/contexts/{id}".
+//
+// We route ourselves instead of with QHttpServer::route() so that one security gate runs before
+// every route, unknown paths and wrong methods get JSON errors (404, 405 with Allow), and a route
+// without a method filter can never answer every method (a Qt 6.4 behaviour).
+//
+// Threading: fill before serving; match() is const.
+class Router {
+public:
+    using Handler = std::function<void(const std::shared_ptr<HttpExchange> &)>;
+    enum class Access { TokenRequired, Public };
+
+    void add(const QByteArray &method, const QString &pattern, Handler handler,
+             Access access = Access::TokenRequired);
+
+    struct Match {
+        enum class Kind { Found, MethodNotAllowed, NotFound };
+        Kind kind = Kind::NotFound;
+        const Handler *handler = nullptr;
+        Access access = Access::TokenRequired;
+        QHash<QString, QString> params;
+        QByteArrayList allowedMethods;  // for MethodNotAllowed
+    };
+
+    // `path` is percent-encoded, as on the request line.
+    Match match(const QByteArray &method, const QString &path) const;
+
+    // Every registered "METHOD pattern", in registration order (for documentation checks).
+    QStringList routes() const;
+
+private:
+    struct Route {
+        QByteArray method;
+        QString pattern;
+        QStringList segments;
+        Handler handler;
+        Access access;
+    };
+    static QStringList split(const QString &path);
+
+    QList<Route> m_routes;
+};
+
+} // namespace replhost::http

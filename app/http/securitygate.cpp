@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "securitygate.h"
+
+#include <QCryptographicHash>
+#include <QUrl>
+
+namespace replhost::http {
+
+namespace {
+
+QByteArray digest(const QByteArray &value)
+{
+    return QCryptographicHash::hash(value, QCryptographicHash::Sha256);
+}
+
+// Equal-length digests compared without an early exit, so the time taken says nothing about
+// how much of a guess was right.
+bool constantTimeEquals(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+QString hostName(QString host)
+{
+    host = host.trimmed().toLower();
+    if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+        host = host.mid(1, host.size() - 2);
+    if (host.endsWith(QLatin1Char('.')))
+        host.chop(1);
+    return host;
+}
+
+} // namespace
+
+SecurityGate::SecurityGate(QByteArray token, const QStringList &extraHosts,
+                           const QStringList &extraOrigins)
+    : m_tokenDigest(digest(token))
+{
+    m_hosts = {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"), QStringLiteral("::1")};
+    for (const QString &host : extraHosts) {
+        if (!host.trimmed().isEmpty())
+            m_hosts.insert(hostName(host));
+    }
+    for (const QString &origin : extraOrigins) {
+        const QString normalized = normalizeOrigin(origin);
+        if (!normalized.isEmpty())
+            m_extraOrigins.append(normalized);
+    }
+}
+
+void SecurityGate::setEndpoint(const QHostAddress &address, quint16 port)
+{
+    if (!address.isNull() && address != QHostAddress::Any && address != QHostAddress::AnyIPv4
+        && address != QHostAddress::AnyIPv6) {
+        m_hosts.insert(hostName(address.toString()));
+    }
+    m_localOrigins.clear();
+    for (const QString &host : {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"),
+                                QStringLiteral("[::1]")}) {
+        m_localOrigins.insert(QStringLiteral("http://%1:%2").arg(host).arg(port));
+    }
+}
+
+QString SecurityGate::normalizeOrigin(const QString &origin)
+{
+    const QUrl url(origin.trimmed(), QUrl::StrictMode);
+    if (!url.isValid() || url.host().isEmpty())
+        return {};
+    const QString scheme = url.scheme().toLower();
+    if (scheme != QLatin1String("http") && scheme != QLatin1String("https"))
+        return {};
+    if (!url.path().isEmpty() && url.path() != QLatin1String("/"))
+        return {};
+    const int port = url.port(scheme == QLatin1String("https") ? 443 : 80);
+    QString host = url.host().toLower();
+    if (host.contains(QLatin1Char(':')))
+        host = QLatin1Char('[') + host + QLatin1Char(']');
+    return QStringLiteral("%1://%2:%3").arg(scheme, host).arg(port);
+}
+
+Result<void> SecurityGate::checkHost(const QByteArray &hostHeader) const
+{
+    const QString value = QString::fromLatin1(hostHeader).trimmed();
+    if (value.isEmpty())
+        return makeError(QStringLiteral("bad_request"), QStringLiteral("the Host header is missing"));
+
+    QString name = value;
+    QString port;
+    if (value.startsWith(QLatin1Char('['))) {
+        const qsizetype close = value.indexOf(QLatin1Char(']'));
+        if (close > 0) {
+            name = value.left(close + 1);
+            const QString rest = value.mid(close + 1);
+            if (rest.startsWith(QLatin1Char(':')))
+                port = rest.mid(1);
+            else if (!rest.isEmpty())
+                name.clear();
+        } else {
+            name.clear();
+        }
+    } else if (const qsizetype colon = value.lastIndexOf(QLatin1Char(':')); colon >= 0) {
+        name = value.left(colon);
+        port = value.mid(colon + 1);
+    }
+    bool portOk = true;
+    if (!port.isEmpty())
+        port.toUShort(&portOk);
+    if (!name.isEmpty() && portOk && m_hosts.contains(hostName(name)))
+        return {};
+    return makeError(QStringLiteral("forbidden"),
+                     QStringLiteral("Host '%1' is not allowed: address the server as localhost, "
+                                    "127.0.0.1 or [::1], or start it with --allow-host %2")
+                             .arg(value, hostName(name.isEmpty() ? value : name)));
+}
+
+Result<void> SecurityGate::checkOrigin(const QByteArray &origin) const
+{
+    if (origin.isEmpty())
+        return {};
+    const QString normalized = normalizeOrigin(QString::fromLatin1(origin));
+    if (!normalized.isEmpty()
+        && (m_localOrigins.contains(normalized) || m_extraOrigins.contains(normalized))) {
+        return {};
+    }
+    return makeError(QStringLiteral("forbidden"),
+                     QStringLiteral("Origin '%1' is not allowed: web pages may not call this "
+                                    "server unless it is started with --allow-origin %1")
+                             .arg(QString::fromLatin1(origin)));
+}
+
+Result<void> SecurityGate::checkToken(const QByteArray &authorization) const
+{
+    const QByteArray value = authorization.trimmed();
+    const qsizetype space = value.indexOf(' ');
+    if (value.isEmpty() || space < 0
+        || value.left(space).compare("bearer", Qt::CaseInsensitive) != 0) {
+        return makeError(QStringLiteral("unauthorized"),
+                         QStringLiteral("missing bearer token: send 'Authorization: Bearer <token>' "
+                                        "(the token is printed when the server starts and kept in "
+                                        "<data dir>/token)"));
+    }
+    if (!constantTimeEquals(digest(value.mid(space + 1).trimmed()), m_tokenDigest))
+        return makeError(QStringLiteral("unauthorized"), QStringLiteral("invalid token"));
+    return {};
+}
+
+} // namespace replhost::http

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/contextmanager.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <memory>
+
+class QTcpSocket;
+
+namespace replhost::http {
+
+class HttpExchange;
+
+// Streams one execution to one client as Server-Sent Events, over HTTP/1.1 chunked framing
+// written by hand (Qt 6.4 has no chunked API):
+//
+//   event: execution                    (no id: it describes the stream, not an event)
+//   data: {"id":…,"context_id":…,…}
+//
+//   id: <index>                         (the event's index in the execution, from 0)
+//   event: <type>                       (started, stream, display, result, error, done, …)
+//   data: <the event as compact JSON>
+//
+// Events that happened before the client subscribed are replayed first, then live ones follow;
+// the stream ends after "done". While nothing happens a ": keep-alive" comment is sent every
+// keepAliveMs, which also finds clients that have gone away.
+//
+// A client that disconnects only ends its stream: the execution keeps running (use the
+// interrupt routes to stop it). The socket is held in a QPointer and checked before every write;
+// Qt deletes it when the client goes, and writing through a stale pointer would crash the
+// server (reproduced with Qt 6.4.2).
+//
+// Ownership: deletes itself when the stream ends or the client goes; keeps the exchange and the
+// execution alive until then. Threading: the engine thread (which serves HTTP too).
+class SseStream : public QObject {
+    Q_OBJECT
+public:
+    static void start(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
+                      int keepAliveMs);
+
+    // The SSE text of one event (without chunk framing). `id` < 0 writes no id line.
+    static QByteArray format(qint64 id, const QByteArray &type, const QByteArray &data);
+
+private:
+    SseStream(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
+              int keepAliveMs);
+
+    void begin();
+    void onEvent(const sdk::Event &event, int index);
+    void sendKeepAlive();
+    bool send(const QByteArray &text);
+    void finish();
+    void stop();
+
+    std::shared_ptr<HttpExchange> m_exchange;
+    core::ExecutionPtr m_execution;
+    QPointer<QTcpSocket> m_socket;
+    QTimer m_keepAlive;
+    int m_nextIndex = 0;
+    bool m_stopped = false;
+};
+
+} // namespace replhost::http

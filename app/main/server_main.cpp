@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// replhost-server: the engine and its HTTP API, without the workbench.
+
+#include "serveroptions.h"
+#include "signalwatcher.h"
+
+#include "core/engine.h"
+#include "http/apiserver.h"
+#include "http/tokenstore.h"
+
+#include <replhost/sdk/version.h>
+
+#include <QCoreApplication>
+#include <QTextStream>
+
+#include <cstdio>
+
+using namespace replhost;
+
+namespace {
+
+void printBanner(QTextStream &out, const http::ApiServer &server, const http::TokenStore::Token &token,
+                 const QString &dataDir)
+{
+    const QString url = server.baseUrl();
+    out << "replhost-server " << core::Engine::appVersion() << " listening on " << url << '\n';
+    out << "token: " << token.value << "  (" << (token.created ? "new, saved in " : "from ")
+        << token.source << ")\n";
+    out << "data directory: " << dataDir << "\n\n";
+    out << "Try it (Python):\n"
+        << "  TOKEN=" << token.value << '\n'
+        << "  CTX=$(curl -s -H \"Authorization: Bearer $TOKEN\" -d '{\"language\":\"python\"}' "
+        << url << "/v1/contexts | grep -o '\"id\":\"[^\"]*\"' | head -1 | cut -d'\"' -f4)\n"
+        << "  curl -s -H \"Authorization: Bearer $TOKEN\" -d '{\"code\":\"x = 41\"}' \"" << url
+        << "/v1/contexts/$CTX/executions?wait=true\"\n"
+        << "  curl -N -H \"Authorization: Bearer $TOKEN\" -d '{\"code\":\"x + 1\"}' " << url
+        << "/v1/contexts/$CTX/executions\n";
+    out.flush();
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("replhost-server"));
+    QCoreApplication::setApplicationVersion(core::Engine::appVersion());
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+
+    const app::ServerOptions options = app::ServerOptions::parse(QCoreApplication::arguments());
+    switch (options.action) {
+    case app::ServerOptions::Action::ShowHelp:
+        out << options.helpText;
+        return 0;
+    case app::ServerOptions::Action::ShowVersion:
+        out << "replhost-server " << core::Engine::appVersion() << '\n'
+            << "SDK " << REPLHOST_SDK_VERSION_STRING << '\n'
+            << "worker protocol " << sdk::kWorkerProtocolVersion << '\n'
+            << "database schema " << core::Engine::schemaVersion() << '\n';
+        return 0;
+    case app::ServerOptions::Action::Fail:
+        err << "replhost-server: " << options.error << "\nTry 'replhost-server --help'.\n";
+        return 2;
+    case app::ServerOptions::Action::Serve:
+        break;
+    }
+
+    // Installed before anything is announced: a SIGTERM that arrives while the engine opens is
+    // kept in the watcher's pipe and ends the event loop as soon as it runs.
+    app::SignalWatcher watcher;
+    if (!watcher.isValid())
+        err << "replhost-server: warning: cannot watch SIGINT/SIGTERM; stop with SIGKILL\n";
+    QObject::connect(&watcher, &app::SignalWatcher::terminationRequested, &app, [&err](int number) {
+        err << "replhost-server: signal " << number << ", stopping\n";
+        err.flush();
+        QCoreApplication::quit();
+    });
+
+    // Taken out of the environment before the engine exists, so no worker ever inherits it.
+    const QByteArray tokenOverride = qgetenv("REPLHOST_TOKEN");
+    qunsetenv("REPLHOST_TOKEN");
+
+    core::EngineConfig engineConfig;
+    engineConfig.dataDir = options.dataDir;
+    engineConfig.pluginPaths = options.pluginPaths;
+    Result<std::unique_ptr<core::Engine>> opened = core::Engine::open(engineConfig);
+    if (!opened) {
+        err << "replhost-server: " << opened.error().message << '\n';
+        return 1;
+    }
+    std::unique_ptr<core::Engine> engine = std::move(*opened);
+
+    const Result<http::TokenStore::Token> token = http::TokenStore::load(engine->dataDir(), tokenOverride);
+    if (!token) {
+        err << "replhost-server: " << token.error().message << '\n';
+        return 1;
+    }
+    if (!token->warning.isEmpty())
+        err << "replhost-server: warning: " << token->warning << '\n';
+
+    http::ApiServerConfig serverConfig = options.server;
+    serverConfig.token = token->value;
+    auto server = std::make_unique<http::ApiServer>(*engine, serverConfig);
+    if (const Result<void> listening = server->listen(); !listening) {
+        err << "replhost-server: " << listening.error().message << '\n';
+        return 1;
+    }
+    if (!server->address().isLoopback()) {
+        err << "replhost-server: warning: listening on " << server->address().toString()
+            << ", which is not a loopback address: anyone who can reach it and knows the token "
+               "can run code as this user\n";
+        err.flush();
+    }
+    printBanner(out, *server, *token, engine->dataDir());
+
+    const int status = QCoreApplication::exec();
+
+    // Stop serving first (no new work, streams end), then stop the workers, then close the
+    // engine (history flushed, lock released).
+    server.reset();
+    engine->contexts().shutdownAll();
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+    engine.reset();
+    return status;
+}

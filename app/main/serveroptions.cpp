@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "serveroptions.h"
+
+#include <QCommandLineParser>
+#include <QHostAddress>
+
+namespace replhost::app {
+
+namespace {
+
+// "1048576", "512K", "32M", "1G" (binary units).
+bool parseSize(const QString &text, qint64 *bytes)
+{
+    QString digits = text.trimmed().toUpper();
+    qint64 unit = 1;
+    if (digits.endsWith(QLatin1Char('K')))
+        unit = 1024;
+    else if (digits.endsWith(QLatin1Char('M')))
+        unit = 1024 * 1024;
+    else if (digits.endsWith(QLatin1Char('G')))
+        unit = 1024 * 1024 * 1024;
+    if (unit != 1)
+        digits.chop(1);
+    bool ok = false;
+    const qint64 value = digits.toLongLong(&ok);
+    if (!ok || value < 0 || value > (qint64(1) << 40) / unit)
+        return false;
+    *bytes = value * unit;
+    return true;
+}
+
+} // namespace
+
+ServerOptions ServerOptions::parse(const QStringList &arguments)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+            QStringLiteral("Serves replhost's stateful code contexts over HTTP (native API v1)."));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
+                                  QStringLiteral("Show this help and exit."));
+    const QCommandLineOption version(QStringLiteral("version"),
+                                     QStringLiteral("Show the app, SDK, worker protocol and schema versions and exit."));
+    const QCommandLineOption host(QStringLiteral("host"),
+                                  QStringLiteral("Address to listen on (default 127.0.0.1). Anything "
+                                                 "but a loopback address exposes a code runner to "
+                                                 "the network."),
+                                  QStringLiteral("address"), QStringLiteral("127.0.0.1"));
+    const QCommandLineOption port(QStringLiteral("port"),
+                                  QStringLiteral("Port to listen on (default %1; 0 picks a free one).")
+                                          .arg(kDefaultPort),
+                                  QStringLiteral("port"), QString::number(kDefaultPort));
+    const QCommandLineOption dataDir(QStringLiteral("data-dir"),
+                                     QStringLiteral("Data directory (default: $REPLHOST_DATA_DIR, "
+                                                    "else $XDG_DATA_HOME/replhost)."),
+                                     QStringLiteral("dir"));
+    const QCommandLineOption pluginPath(QStringLiteral("plugin-path"),
+                                        QStringLiteral("Extra directory to search for language "
+                                                       "plugins (repeatable)."),
+                                        QStringLiteral("dir"));
+    const QCommandLineOption maxBody(QStringLiteral("max-body"),
+                                     QStringLiteral("Largest request body accepted, in bytes or "
+                                                    "with K/M/G (default 32M)."),
+                                     QStringLiteral("size"), QStringLiteral("32M"));
+    const QCommandLineOption allowOrigin(QStringLiteral("allow-origin"),
+                                         QStringLiteral("Web origin allowed to call the API, e.g. "
+                                                        "http://localhost:3000 (repeatable)."),
+                                         QStringLiteral("origin"));
+    const QCommandLineOption allowHost(QStringLiteral("allow-host"),
+                                       QStringLiteral("Host name accepted in the Host header besides "
+                                                      "localhost, 127.0.0.1 and [::1] (repeatable)."),
+                                       QStringLiteral("name"));
+    const QCommandLineOption idleTimeout(QStringLiteral("idle-timeout"),
+                                         QStringLiteral("Seconds before an idle connection is closed "
+                                                        "(default 60)."),
+                                         QStringLiteral("seconds"), QStringLiteral("60"));
+    parser.addOptions({help, version, host, port, dataDir, pluginPath, maxBody, allowOrigin,
+                       allowHost, idleTimeout});
+
+    ServerOptions options;
+    options.helpText = parser.helpText();
+    options.helpText += QStringLiteral(
+            "\nEnvironment:\n"
+            "  REPLHOST_DATA_DIR     data directory (when --data-dir is not given)\n"
+            "  REPLHOST_TOKEN        API token to use instead of <data dir>/token\n"
+            "  REPLHOST_PLUGIN_PATH  colon-separated plugin directories, searched first\n");
+
+    auto fail = [&options](const QString &message) {
+        options.action = Action::Fail;
+        options.error = message;
+        return options;
+    };
+
+    if (!parser.parse(arguments))
+        return fail(parser.errorText());
+    if (!parser.positionalArguments().isEmpty())
+        return fail(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
+    if (parser.isSet(help)) {
+        options.action = Action::ShowHelp;
+        return options;
+    }
+    if (parser.isSet(version)) {
+        options.action = Action::ShowVersion;
+        return options;
+    }
+
+    const QHostAddress address(parser.value(host));
+    if (address.isNull())
+        return fail(QStringLiteral("--host must be an IP address, not '%1'").arg(parser.value(host)));
+    bool ok = false;
+    const uint portNumber = parser.value(port).toUInt(&ok);
+    if (!ok || portNumber > 65535)
+        return fail(QStringLiteral("--port must be a number from 0 to 65535"));
+    qint64 bodyLimit = 0;
+    if (!parseSize(parser.value(maxBody), &bodyLimit))
+        return fail(QStringLiteral("--max-body must be a size such as 1048576, 512K or 32M"));
+    const int idleSeconds = parser.value(idleTimeout).toInt(&ok);
+    if (!ok || idleSeconds < 1 || idleSeconds > 24 * 3600)
+        return fail(QStringLiteral("--idle-timeout must be a number of seconds from 1 to 86400"));
+
+    options.dataDir = parser.value(dataDir);
+    options.pluginPaths = parser.values(pluginPath);
+    options.server.address = address;
+    options.server.port = quint16(portNumber);
+    options.server.allowedOrigins = parser.values(allowOrigin);
+    options.server.allowedHosts = parser.values(allowHost);
+    options.server.limits.maxBodyBytes = bodyLimit;
+    options.server.limits.idleTimeoutMs = idleSeconds * 1000;
+    return options;
+}
+
+} // namespace replhost::app
