@@ -23,6 +23,7 @@ namespace replhost::sdk {
 //   Error    ename, evalue, traceback (array of strings)
 //   Done     status ("ok" | "error" | "interrupted" | "aborted"), execution_count, cwd,
 //            duration_ms, exit_code (optional), state_lost (bool), streams_synced (bool)
+//            (done() fills in state_lost = false and streams_synced = true when `extra` lacks them)
 // Core adds more kinds of its own (for example "truncated" when an output cap is hit); they are
 // represented with Kind::Other and their name in `type`.
 struct REPLHOST_SDK_EXPORT Event {
@@ -50,6 +51,7 @@ struct REPLHOST_SDK_EXPORT Event {
     static Kind kindFromType(const QString &type);
 
     // {"type": ..., "execution_id": ..., <fields>} — the form stored and served over HTTP.
+    // A background event (empty executionId) has "execution_id": null.
     QJsonObject toJson() const;
     static Event fromJson(const QJsonObject &json);
 };

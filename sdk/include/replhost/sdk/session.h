@@ -95,10 +95,13 @@ public:
     using ReplyCallback = std::function<void(Result<QJsonObject>)>;
 
     // Completion at `cursor` (code points). Replies {matches, cursor_start, cursor_end}.
-    // Called only while idle; the callback runs in the session's thread, exactly once.
+    // Called only while idle; the callback runs in the session's thread, exactly once, and never
+    // inside this call. It still runs (with an error) when the session dies or is deleted first.
+    // The default implementation replies Error{"unsupported", ...}.
     virtual void complete(const QString &code, int cursor, ReplyCallback reply);
 
     // The interpreter's top-level variables. Replies {variables: [{name, type, repr}]}.
+    // Same reply rules as complete().
     virtual void variables(ReplyCallback reply);
 
     // Asks the interpreter to exit; escalates to SIGTERM/SIGKILL of its process group when it

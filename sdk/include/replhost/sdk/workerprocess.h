@@ -12,6 +12,7 @@
 namespace replhost::sdk {
 
 // How to start a worker that speaks the worker protocol (docs/worker-protocol.md).
+// startTimeoutMs, interruptRepeatMs and interruptKillMs of 0 or less disable that step.
 struct WorkerSpec {
     QString program;             // absolute path of the executable
     QStringList arguments;
@@ -33,8 +34,28 @@ struct WorkerSpec {
 // carrying a sync mark are held back until the mark has been read on both fd 1 and fd 2, so no
 // output of a run ever arrives after its Done event. Interrupts follow the ladder of protocol §7.
 //
-// Threading and ownership as for Session. Deleting a WorkerProcess kills the worker's process
-// group and reaps it.
+// Stream events carry the id of the execution that wrote them from its "started" until its
+// final mark; anything else (output of background jobs, of the driver before its hello) has an
+// empty execution id. Sync marks and the "mark" field never reach the host.
+//
+// Failures are reported in the run they hit, then through the session's signals:
+//   - the worker exits during a run: Error "WorkerDied" (evalue "exited with code N" or "killed
+//     by signal N (SIGNAME)", traceback: its last 50 stderr lines), then Done status "error"
+//     with state_lost; then terminated(false, ...);
+//   - an interrupt that does not stop the run (protocol §7): Error "WorkerKilled", Done status
+//     "interrupted" with state_lost; then terminated(false, ...);
+//   - a malformed frame: the worker is killed; Error "ProtocolError", Done status "error" with
+//     state_lost; then terminated(false, ...);
+//   - anything before hello (exit, malformed frame, startTimeoutMs): failed() with the worker's
+//     stderr output, and no terminated();
+//   - shutdown(): terminated(true, ...) once the worker is gone.
+// The session is Dead afterwards; it never restarts itself.
+//
+// Threading and ownership as for Session. Everything runs on the owner's thread (socket
+// notifiers and timers, no threads of its own). Deleting a WorkerProcess kills the worker's
+// process group and reaps it before returning, and emits nothing; a slot may delete the session
+// from any of its signals. The first start() in a process sets SIGPIPE to ignored if it was at
+// its default (as QProcess does), so a write to a worker that just died cannot end the host.
 class REPLHOST_SDK_EXPORT WorkerProcess : public Session {
     Q_OBJECT
 public:

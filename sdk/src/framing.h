@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QJsonObject>
+#include <QString>
+
+#include <functional>
+
+namespace replhost::sdk {
+
+// Frames of the worker protocol (docs/worker-protocol.md §2): `<decimal length>\n<JSON object>`.
+
+// The largest frame either side accepts.
+inline constexpr qsizetype kMaxFrameBytes = 64 * 1024 * 1024;
+
+// Compact JSON for `object` with every non-ASCII character escaped as \uXXXX (a surrogate pair
+// above U+FFFF), so byte and character counts agree in every driver runtime.
+QByteArray asciiJson(const QJsonObject &object);
+
+// Rewrites UTF-8 JSON text so that it is ASCII-only. Non-ASCII bytes can only occur inside string
+// literals of JSON text, where \uXXXX means the same character. Invalid UTF-8 becomes \ufffd.
+QByteArray escapeNonAscii(const QByteArray &utf8Json);
+
+// The frame header for a body of `size` bytes, "<size>\n", written into `out` (at least 24 bytes).
+// Returns the header's length.
+int writeFrameHeader(char *out, qsizetype size);
+
+// Incremental parser for a stream of frames, fed with whatever each read() returned.
+//
+// Frames may be split across reads at any byte and many may arrive in one read. A frame that is
+// complete within one read is parsed in place; only a frame split across reads is buffered, with
+// its whole size allocated once. Any violation (a header that is not 1-10 decimal digits and a
+// newline, a length above the limit, a body that is not one JSON object) puts the reader into a
+// failed state for good: the stream cannot be resynchronised, so the caller ends the worker.
+class FrameReader {
+public:
+    // Called for each frame in order. Returning false stops the current feed() at once, without
+    // touching the reader again (the handler may have destroyed it); the rest of that input is
+    // dropped.
+    using Handler = std::function<bool(const QJsonObject &)>;
+
+    explicit FrameReader(qsizetype maxFrameBytes = kMaxFrameBytes);
+
+    // Returns false when the stream is (or was already) malformed; error() says why. Returns
+    // true when all input was consumed or the handler asked to stop.
+    bool feed(QByteArrayView input, const Handler &handler);
+
+    bool failed() const { return !m_error.isEmpty(); }
+    QString error() const { return m_error; }
+
+    // Bytes of an unfinished frame currently held (header digits not counted).
+    qsizetype buffered() const { return m_body.size(); }
+
+private:
+    bool fail(QString message);
+
+    const qsizetype m_maxFrameBytes;
+    qsizetype m_length = 0;   // length from the header being read, or of the body being read
+    int m_headerDigits = 0;
+    bool m_inBody = false;
+    QByteArray m_body;        // only for a body split across reads
+    QString m_error;
+};
+
+} // namespace replhost::sdk

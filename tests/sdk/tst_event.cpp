@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "replhost/sdk/event.h"
+
+#include <QTest>
+
+using replhost::sdk::Event;
+
+class tst_Event : public QObject {
+    Q_OBJECT
+
+private slots:
+    void factoriesSetKindAndType()
+    {
+        QCOMPARE(Event::started("e1", 3).kind, Event::Kind::Started);
+        QCOMPARE(Event::started("e1", 3).fields.value("execution_count").toInt(), 3);
+        const Event s = Event::stream("e1", "stdout", "hi\n");
+        QCOMPARE(s.type, QStringLiteral("stream"));
+        QCOMPARE(s.fields.value("text").toString(), QStringLiteral("hi\n"));
+        QCOMPARE(Event::display("e1", {{"text/plain", "x"}}).kind, Event::Kind::Display);
+        QCOMPARE(Event::result("e1", 2, {{"text/plain", "2"}}).fields.value("data")
+                     .toObject().value("text/plain").toString(),
+                 QStringLiteral("2"));
+        const Event err = Event::error("e1", "ValueError", "bad", {"line 1", "line 2"});
+        QCOMPARE(err.fields.value("traceback").toArray().size(), 2);
+        QCOMPARE(Event::other("e1", "truncated").kind, Event::Kind::Other);
+    }
+
+    void doneHasHostFieldsByDefault()
+    {
+        const Event d = Event::done("e1", "ok", {{"execution_count", 4}});
+        QCOMPARE(d.kind, Event::Kind::Done);
+        QCOMPARE(d.fields.value("status").toString(), QStringLiteral("ok"));
+        QCOMPARE(d.fields.value("state_lost").toBool(true), false);
+        QCOMPARE(d.fields.value("streams_synced").toBool(false), true);
+        const Event lost = Event::done("e1", "error", {{"state_lost", true}});
+        QCOMPARE(lost.fields.value("state_lost").toBool(), true);
+    }
+
+    void kindFromType()
+    {
+        QCOMPARE(Event::kindFromType("display"), Event::Kind::Display);
+        QCOMPARE(Event::kindFromType("done"), Event::Kind::Done);
+        QCOMPARE(Event::kindFromType("truncated"), Event::Kind::Other);
+        QCOMPARE(Event::kindFromType(""), Event::Kind::Other);
+    }
+
+    void jsonRoundTrip()
+    {
+        const Event e = Event::error("e9", "KeyboardInterrupt", "", {"tb"});
+        const QJsonObject json = e.toJson();
+        QCOMPARE(json.value("type").toString(), QStringLiteral("error"));
+        QCOMPARE(json.value("execution_id").toString(), QStringLiteral("e9"));
+        QCOMPARE(json.value("ename").toString(), QStringLiteral("KeyboardInterrupt"));
+        const Event back = Event::fromJson(json);
+        QCOMPARE(back.kind, e.kind);
+        QCOMPARE(back.type, e.type);
+        QCOMPARE(back.executionId, e.executionId);
+        QCOMPARE(back.fields, e.fields);
+    }
+
+    void backgroundEventHasNullExecutionId()
+    {
+        const QJsonObject json = Event::stream({}, "stderr", "late").toJson();
+        QVERIFY(json.value("execution_id").isNull());
+        QVERIFY(Event::fromJson(json).executionId.isEmpty());
+    }
+
+    void unknownFieldsTravelThrough()
+    {
+        const Event e = Event::fromJson({{"type", "display"}, {"execution_id", "e1"},
+                                         {"data", QJsonObject{}}, {"display_id", "d7"}});
+        QCOMPARE(e.kind, Event::Kind::Display);
+        QCOMPARE(e.fields.value("display_id").toString(), QStringLiteral("d7"));
+        QCOMPARE(e.toJson().value("display_id").toString(), QStringLiteral("d7"));
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_Event)
+#include "tst_event.moc"
