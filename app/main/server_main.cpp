@@ -6,6 +6,7 @@
 
 #include "core/engine.h"
 #include "http/apiserver.h"
+#include "http/curlexample.h"
 #include "http/tokenstore.h"
 
 #include <replhost/sdk/version.h>
@@ -27,14 +28,7 @@ void printBanner(QTextStream &out, const http::ApiServer &server, const http::To
     out << "token: " << token.value << "  (" << (token.created ? "new, saved in " : "from ")
         << token.source << ")\n";
     out << "data directory: " << dataDir << "\n\n";
-    out << "Try it (Python):\n"
-        << "  TOKEN=" << token.value << '\n'
-        << "  CTX=$(curl -s -H \"Authorization: Bearer $TOKEN\" -d '{\"language\":\"python\"}' "
-        << url << "/v1/contexts | grep -o '\"id\":\"[^\"]*\"' | head -1 | cut -d'\"' -f4)\n"
-        << "  curl -s -H \"Authorization: Bearer $TOKEN\" -d '{\"code\":\"x = 41\"}' \"" << url
-        << "/v1/contexts/$CTX/executions?wait=true\"\n"
-        << "  curl -N -H \"Authorization: Bearer $TOKEN\" -d '{\"code\":\"x + 1\"}' " << url
-        << "/v1/contexts/$CTX/executions\n";
+    out << "Try it (Python):\n" << http::CurlExample::python(url, token.value, QStringLiteral("  "));
     out.flush();
 }
 
@@ -84,6 +78,8 @@ int main(int argc, char *argv[])
     core::EngineConfig engineConfig;
     engineConfig.dataDir = options.dataDir;
     engineConfig.pluginPaths = options.pluginPaths;
+    if (options.maxOutputBytes > 0)
+        engineConfig.maxOutputBytesPerExecution = options.maxOutputBytes;
     Result<std::unique_ptr<core::Engine>> opened = core::Engine::open(engineConfig);
     if (!opened) {
         err << "replhost-server: " << opened.error().message << '\n';
@@ -116,10 +112,14 @@ int main(int argc, char *argv[])
 
     const int status = QCoreApplication::exec();
 
-    // Stop serving first (no new work, streams end), then stop the workers, then close the
-    // engine (history flushed, lock released).
-    server.reset();
+    // No new connections; then end the running commands and executions, so their streams get
+    // their last events and the history records them; let those answers reach the clients; then
+    // close the server and the engine (history flushed, lock released).
+    server->stopListening();
+    engine->commands().shutdownAll();
     engine->contexts().shutdownAll();
+    server->flush(1000);
+    server.reset();
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     engine.reset();
     return status;

@@ -73,8 +73,17 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                                          QStringLiteral("Seconds before an idle connection is closed "
                                                         "(default 60)."),
                                          QStringLiteral("seconds"), QStringLiteral("60"));
+    const QCommandLineOption maxOutput(QStringLiteral("max-output"),
+                                       QStringLiteral("Output kept per execution or command, in "
+                                                      "bytes or with K/M/G (default 16M); beyond "
+                                                      "it a \"truncated\" event is sent."),
+                                       QStringLiteral("size"), QStringLiteral("16M"));
+    const QCommandLineOption maxStreams(QStringLiteral("max-streams-per-client"),
+                                        QStringLiteral("Event streams one client address may hold "
+                                                       "open at once (default 32; 0: no cap)."),
+                                        QStringLiteral("count"), QStringLiteral("32"));
     parser.addOptions({help, version, host, port, dataDir, pluginPath, maxBody, allowOrigin,
-                       allowHost, idleTimeout});
+                       allowHost, idleTimeout, maxOutput, maxStreams});
 
     ServerOptions options;
     options.helpText = parser.helpText();
@@ -116,6 +125,12 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     const int idleSeconds = parser.value(idleTimeout).toInt(&ok);
     if (!ok || idleSeconds < 1 || idleSeconds > 24 * 3600)
         return fail(QStringLiteral("--idle-timeout must be a number of seconds from 1 to 86400"));
+    qint64 outputLimit = 0;
+    if (!parseSize(parser.value(maxOutput), &outputLimit) || outputLimit < 1)
+        return fail(QStringLiteral("--max-output must be a size such as 65536, 512K or 16M"));
+    const int streamCap = parser.value(maxStreams).toInt(&ok);
+    if (!ok || streamCap < 0)
+        return fail(QStringLiteral("--max-streams-per-client must be a number from 0 (no cap)"));
 
     options.dataDir = parser.value(dataDir);
     options.pluginPaths = parser.values(pluginPath);
@@ -125,6 +140,8 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     options.server.allowedHosts = parser.values(allowHost);
     options.server.limits.maxBodyBytes = bodyLimit;
     options.server.limits.idleTimeoutMs = idleSeconds * 1000;
+    options.server.maxStreamsPerClient = streamCap;
+    options.maxOutputBytes = outputLimit;
     return options;
 }
 

@@ -18,6 +18,7 @@ struct ServerOptions {
 
     QString dataDir;      // empty: REPLHOST_DATA_DIR, else the XDG default
     QStringList pluginPaths;
+    qint64 maxOutputBytes = 0;     // per execution or command; 0: the engine's default
     http::ApiServerConfig server;  // everything but the token
 
     static constexpr quint16 kDefaultPort = 49999;  // what E2B clients in debug mode expect

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "codeeditor.h"
+
+#include "themes.h"
+
+#include <Qsci/qscicommand.h>
+#include <Qsci/qscicommandset.h>
+#include <Qsci/qscilexerbash.h>
+#include <Qsci/qscilexercpp.h>
+#include <Qsci/qscilexerjava.h>
+#include <Qsci/qscilexerjavascript.h>
+#include <Qsci/qscilexerperl.h>
+#include <Qsci/qscilexerpython.h>
+
+#include <QApplication>
+#include <QEvent>
+#include <QKeyEvent>
+
+namespace replhost::gui {
+
+namespace {
+
+constexpr int kCompletionListId = 1;
+
+QsciLexer *createLexer(const QString &hint, QObject *parent)
+{
+    if (hint == QLatin1String("python")) {
+        auto *lexer = new QsciLexerPython(parent);
+        // Python's indentation is significant: flag inconsistent tabs and spaces.
+        lexer->setIndentationWarning(QsciLexerPython::Inconsistent);
+        return lexer;
+    }
+    if (hint == QLatin1String("bash") || hint == QLatin1String("sh"))
+        return new QsciLexerBash(parent);
+    if (hint == QLatin1String("javascript") || hint == QLatin1String("js"))
+        return new QsciLexerJavaScript(parent);
+    if (hint == QLatin1String("perl"))
+        return new QsciLexerPerl(parent);
+    if (hint == QLatin1String("java"))
+        return new QsciLexerJava(parent);
+    if (hint == QLatin1String("cpp") || hint == QLatin1String("c") || hint == QLatin1String("go"))
+        return new QsciLexerCPP(parent);
+    return nullptr;
+}
+
+} // namespace
+
+CodeEditor::CodeEditor(QWidget *parent)
+    : QsciScintilla(parent)
+{
+    setUtf8(true);
+    setAutoIndent(true);
+    setIndentationsUseTabs(false);
+    setIndentationWidth(4);
+    setTabWidth(4);
+    setBraceMatching(QsciScintilla::SloppyBraceMatch);
+    setCaretLineVisible(true);
+    setMarginType(0, QsciScintilla::NumberMargin);
+    setMarginLineNumbers(0, true);
+    setMarginWidth(1, 0);
+    setFolding(QsciScintilla::NoFoldStyle);
+    setEolMode(QsciScintilla::EolUnix);
+    setWrapMode(QsciScintilla::WrapNone);
+    setAutoCompletionSource(QsciScintilla::AcsNone);
+    // Scintilla's default scroll width is a fixed 2000 px, which shows a horizontal scroll bar
+    // for short code; grow it with the longest line seen instead.
+    SendScintilla(SCI_SETSCROLLWIDTH, 1);
+    SendScintilla(SCI_SETSCROLLWIDTHTRACKING, true);
+
+    // The window owns these keys (run, interrupt): take them away from Scintilla's key map so
+    // they reach the window's actions even when the editor has focus.
+    QsciCommandSet *commands = standardCommands();
+    for (QKeyCombination combination : {Qt::CTRL | Qt::Key_Return, Qt::CTRL | Qt::Key_Enter,
+                                        Qt::CTRL | Qt::SHIFT | Qt::Key_Return}) {
+        const int key = combination.toCombined();
+        if (QsciCommand *command = commands->boundTo(key)) {
+            if (command->key() == key)
+                command->setKey(0);
+            else
+                command->setAlternateKey(0);
+        }
+    }
+
+    connect(this, &QsciScintilla::linesChanged, this, &CodeEditor::updateMarginWidth);
+    connect(this, &QsciScintilla::userListActivated, this, [this](int id, const QString &chosen) {
+        if (id != kCompletionListId)
+            return;
+        int line = 0, index = 0;
+        getCursorPosition(&line, &index);
+        // Select the typed prefix (characters, not bytes: positionRelative counts characters).
+        const long end = SendScintilla(SCI_GETCURRENTPOS);
+        const long start = SendScintilla(SCI_POSITIONRELATIVE, end, -long(m_replaceLength));
+        SendScintilla(SCI_SETSEL, start, end);
+        replaceSelectedText(chosen);
+    });
+    setEditorFont(font());
+    applyPalette();
+}
+
+void CodeEditor::setLexerHint(const QString &hint)
+{
+    if (hint == m_hint && (lexer() != nullptr) == !hint.isEmpty())
+        return;
+    QsciLexer *old = lexer();
+    m_hint = hint;
+    setLexer(createLexer(hint, this));
+    delete old;
+    setEditorFont(m_font);
+    applyPalette();
+}
+
+void CodeEditor::setEditorFont(const QFont &font)
+{
+    m_font = font;
+    setFont(font);
+    if (QsciLexer *lex = lexer()) {
+        lex->setDefaultFont(font);
+        lex->setFont(font, -1);
+    }
+    setMarginsFont(font);
+    updateMarginWidth();
+}
+
+void CodeEditor::applyPalette()
+{
+    const QPalette pal = QApplication::palette();
+    const QColor base = pal.color(QPalette::Base);
+    const QColor text = pal.color(QPalette::Text);
+    if (QsciLexer *lex = lexer()) {
+        lex->setDefaultPaper(base);
+        lex->setPaper(base, -1);
+        lex->setDefaultColor(text);
+        for (int style = 0; style < 128; ++style) {
+            if (lex->description(style).isEmpty())
+                continue;
+            // Styles that use the lexer's black default become the palette's text colour;
+            // coloured ones keep their hue, lightened on dark palettes.
+            const QColor designed = lex->defaultColor(style);
+            lex->setColor(designed == Qt::black ? text : Themes::adapt(designed, pal), style);
+            lex->setPaper(base, style);
+            lex->setEolFill(false, style);
+        }
+    }
+    setPaper(base);
+    setColor(text);
+    setCaretForegroundColor(text);
+    setCaretLineBackgroundColor(Themes::isDark(pal) ? base.lighter(135) : base.darker(106));
+    setMarginsBackgroundColor(pal.color(QPalette::Window));
+    setMarginsForegroundColor(Themes::mutedColour(pal));
+    setSelectionBackgroundColor(pal.color(QPalette::Highlight));
+    setSelectionForegroundColor(pal.color(QPalette::HighlightedText));
+    setMatchedBraceBackgroundColor(Themes::isDark(pal) ? QColor(0x3a, 0x5a, 0x40) : QColor(0xc8, 0xf0, 0xc8));
+    setMatchedBraceForegroundColor(text);
+    setUnmatchedBraceForegroundColor(Themes::errorColour(pal));
+    setUnmatchedBraceBackgroundColor(base);
+    setIndentationGuidesBackgroundColor(base);
+    setIndentationGuidesForegroundColor(Themes::mutedColour(pal));
+}
+
+bool CodeEditor::event(QEvent *event)
+{
+    // Scintilla claims Esc as a shortcut override (to cancel its lists). Without a list open,
+    // let it through to the window's Interrupt action.
+    if (event->type() == QEvent::ShortcutOverride) {
+        auto *key = static_cast<QKeyEvent *>(event);
+        if (key->key() == Qt::Key_Escape && key->modifiers() == Qt::NoModifier && !isListActive()
+            && !isCallTipActive()) {
+            event->ignore();
+            return false;
+        }
+    }
+    return QsciScintilla::event(event);
+}
+
+void CodeEditor::changeEvent(QEvent *event)
+{
+    QsciScintilla::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange)
+        applyPalette();
+}
+
+QString CodeEditor::codeToRun() const
+{
+    return hasSelectedText() ? selectedText() : text();
+}
+
+int CodeEditor::cursorCharacterOffset() const
+{
+    const long pos = const_cast<CodeEditor *>(this)->SendScintilla(SCI_GETCURRENTPOS);
+    return int(const_cast<CodeEditor *>(this)->SendScintilla(SCI_COUNTCHARACTERS, 0L, pos));
+}
+
+void CodeEditor::showCompletions(const QStringList &matches, int replaceLength)
+{
+    if (matches.isEmpty())
+        return;
+    m_replaceLength = qMax(0, replaceLength);
+    showUserList(kCompletionListId, matches);
+}
+
+void CodeEditor::updateMarginWidth()
+{
+    const QString digits = QString(qMax(3, int(QString::number(lines()).size())) + 1, QLatin1Char('9'));
+    setMarginWidth(0, digits);
+}
+
+} // namespace replhost::gui

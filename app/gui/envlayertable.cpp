@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "envlayertable.h"
+
+#include "themes.h"
+
+#include <QApplication>
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace replhost::gui {
+
+EnvLayerTable::EnvLayerTable(const QString &title, QWidget *parent)
+    : QWidget(parent)
+    , m_title(new QLabel(title, this))
+    , m_table(new QTableWidget(0, 2, this))
+    , m_key(new QLineEdit(this))
+    , m_value(new QLineEdit(this))
+    , m_set(new QPushButton(tr("Set"), this))
+    , m_unset(new QPushButton(tr("Unset"), this))
+    , m_clear(new QPushButton(tr("Clear"), this))
+    , m_status(new QLabel(this))
+{
+    QFont bold = m_title->font();
+    bold.setBold(true);
+    m_title->setFont(bold);
+    m_table->setHorizontalHeaderLabels({tr("Key"), tr("Value")});
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->verticalHeader()->hide();
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setAccessibleName(title);
+    m_key->setPlaceholderText(tr("KEY"));
+    m_value->setPlaceholderText(tr("value"));
+    m_set->setToolTip(tr("Set KEY to value in this layer"));
+    m_unset->setToolTip(tr("Remove KEY from the environment, even if a lower layer sets it"));
+    m_clear->setToolTip(tr("Drop KEY from this layer (lower layers apply again)"));
+    m_status->setWordWrap(true);
+
+    auto *form = new QHBoxLayout;
+    form->addWidget(m_key, 2);
+    form->addWidget(m_value, 3);
+    form->addWidget(m_set);
+    form->addWidget(m_unset);
+    form->addWidget(m_clear);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_title);
+    layout->addWidget(m_table, 1);
+    layout->addLayout(form);
+    layout->addWidget(m_status);
+
+    connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) {
+        if (row < 0)
+            return;
+        m_key->setText(m_table->item(row, 0)->text());
+        const bool isUnset = m_table->item(row, 1)->data(Qt::UserRole).toBool();
+        m_value->setText(isUnset ? QString() : m_table->item(row, 1)->text());
+    });
+    connect(m_set, &QPushButton::clicked, this, [this] { setVariable(m_key->text().trimmed(), m_value->text()); });
+    connect(m_unset, &QPushButton::clicked, this, [this] { unsetVariable(m_key->text().trimmed()); });
+    connect(m_clear, &QPushButton::clicked, this, [this] { clearVariable(m_key->text().trimmed()); });
+    connect(m_value, &QLineEdit::returnPressed, m_set, &QPushButton::click);
+    setSource({}, {});
+}
+
+void EnvLayerTable::setSource(Reader reader, Writer writer, const QString &why)
+{
+    m_reader = std::move(reader);
+    m_writer = std::move(writer);
+    const bool enabled = bool(m_reader);
+    for (QWidget *w : std::initializer_list<QWidget *>{m_table, m_key, m_value, m_set, m_unset, m_clear})
+        w->setEnabled(enabled);
+    m_status->setText(why);
+    reload();
+}
+
+void EnvLayerTable::reload()
+{
+    m_table->setRowCount(0);
+    if (!m_reader)
+        return;
+    const auto layer = m_reader();
+    if (!layer) {
+        m_status->setText(layer.error().message);
+        return;
+    }
+    m_table->setRowCount(int(layer->size()));
+    int row = 0;
+    for (const storage::EnvVarRecord &var : *layer) {
+        auto *key = new QTableWidgetItem(var.key);
+        auto *value = new QTableWidgetItem(var.isUnset ? tr("(unset)") : var.value);
+        value->setData(Qt::UserRole, var.isUnset);
+        if (var.isUnset) {
+            QFont italic = value->font();
+            italic.setItalic(true);
+            value->setFont(italic);
+            value->setForeground(Themes::mutedColour(QApplication::palette()));
+        }
+        value->setToolTip(var.isUnset ? tr("removed from the environment") : var.value);
+        m_table->setItem(row, 0, key);
+        m_table->setItem(row, 1, value);
+        ++row;
+    }
+    m_table->resizeColumnToContents(0);
+}
+
+bool EnvLayerTable::apply(const QMap<QString, QString> &set, const QStringList &unset,
+                          const QStringList &clear)
+{
+    if (!m_writer)
+        return false;
+    const Result<void> result = m_writer(set, unset, clear);
+    if (!result) {
+        m_lastError = result.error().message;
+        m_status->setText(m_lastError);
+        return false;
+    }
+    m_lastError.clear();
+    m_status->clear();
+    reload();
+    emit changed();
+    return true;
+}
+
+bool EnvLayerTable::setVariable(const QString &key, const QString &value)
+{
+    return apply({{key, value}}, {}, {});
+}
+
+bool EnvLayerTable::unsetVariable(const QString &key)
+{
+    return apply({}, {key}, {});
+}
+
+bool EnvLayerTable::clearVariable(const QString &key)
+{
+    return apply({}, {}, {key});
+}
+
+} // namespace replhost::gui

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "envpanel.h"
+
+#include "envlayertable.h"
+
+#include "core/engine.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace replhost::gui {
+
+EnvPanel::EnvPanel(core::Engine &engine, QWidget *parent)
+    : QWidget(parent)
+    , m_engine(engine)
+    , m_workspaceLayer(new EnvLayerTable(tr("Workspace layer"), this))
+    , m_contextLayer(new EnvLayerTable(tr("Context layer"), this))
+    , m_filter(new QLineEdit(this))
+    , m_effective(new QTableWidget(0, 2, this))
+    , m_effectiveTitle(new QLabel(tr("Effective environment of the next run"), this))
+{
+    QFont bold = m_effectiveTitle->font();
+    bold.setBold(true);
+    m_effectiveTitle->setFont(bold);
+    m_filter->setPlaceholderText(tr("Filter keys and values"));
+    m_filter->setClearButtonEnabled(true);
+    m_effective->setHorizontalHeaderLabels({tr("Key"), tr("Value")});
+    m_effective->horizontalHeader()->setStretchLastSection(true);
+    m_effective->verticalHeader()->hide();
+    m_effective->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_effective->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_effective->setAccessibleName(tr("Effective environment"));
+
+    auto *effective = new QWidget(this);
+    auto *effectiveLayout = new QVBoxLayout(effective);
+    effectiveLayout->setContentsMargins(0, 0, 0, 0);
+    effectiveLayout->addWidget(m_effectiveTitle);
+    effectiveLayout->addWidget(m_filter);
+    effectiveLayout->addWidget(m_effective, 1);
+
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(m_workspaceLayer);
+    splitter->addWidget(m_contextLayer);
+    splitter->addWidget(effective);
+    splitter->setChildrenCollapsible(false);
+    splitter->setStretchFactor(2, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(splitter);
+
+    connect(m_workspaceLayer, &EnvLayerTable::changed, this, &EnvPanel::refreshEffective);
+    connect(m_contextLayer, &EnvLayerTable::changed, this, &EnvPanel::refreshEffective);
+    connect(m_filter, &QLineEdit::textChanged, this, &EnvPanel::refreshEffective);
+    setContext(QString(), QString());
+}
+
+void EnvPanel::setContext(const QString &workspace, const QString &contextId)
+{
+    m_workspace = workspace;
+    m_contextId = contextId;
+    core::Engine *engine = &m_engine;
+    if (workspace.isEmpty()) {
+        m_workspaceLayer->setSource({}, {}, tr("Select a workspace or a context."));
+    } else {
+        m_workspaceLayer->setSource(
+                [engine, workspace] { return engine->workspaces().env(workspace); },
+                [engine, workspace](const QMap<QString, QString> &set, const QStringList &unset,
+                                    const QStringList &clear) {
+                    return engine->workspaces().changeEnv(workspace, set, unset, clear);
+                });
+    }
+    if (contextId.isEmpty()) {
+        m_contextLayer->setSource({}, {}, tr("Select a context to edit its own layer."));
+    } else {
+        m_contextLayer->setSource(
+                [engine, workspace, contextId] { return engine->contexts().env(workspace, contextId); },
+                [engine, workspace, contextId](const QMap<QString, QString> &set,
+                                               const QStringList &unset, const QStringList &clear) {
+                    return engine->contexts().changeEnv(workspace, contextId, set, unset, clear);
+                });
+    }
+    refreshEffective();
+}
+
+void EnvPanel::refreshEffective()
+{
+    m_effective->setRowCount(0);
+    if (m_contextId.isEmpty()) {
+        m_effectiveTitle->setText(tr("Effective environment (select a context)"));
+        return;
+    }
+    m_effectiveTitle->setText(tr("Effective environment of the next run"));
+    const auto env = m_engine.contexts().effectiveEnv(m_workspace, m_contextId);
+    if (!env) {
+        m_effectiveTitle->setText(tr("Effective environment unavailable: %1").arg(env.error().message));
+        return;
+    }
+    QSet<QString> layered;
+    for (const auto &layer : {m_engine.workspaces().env(m_workspace),
+                              m_engine.contexts().env(m_workspace, m_contextId)}) {
+        if (layer) {
+            for (const storage::EnvVarRecord &var : *layer)
+                layered.insert(var.key);
+        }
+    }
+    const QString filter = m_filter->text().trimmed();
+    int row = 0;
+    m_effective->setRowCount(int(env->size()));
+    for (auto it = env->constBegin(); it != env->constEnd(); ++it) {
+        if (!filter.isEmpty() && !it.key().contains(filter, Qt::CaseInsensitive)
+            && !it.value().contains(filter, Qt::CaseInsensitive))
+            continue;
+        auto *key = new QTableWidgetItem(it.key());
+        auto *value = new QTableWidgetItem(it.value());
+        value->setToolTip(it.value().left(4000));
+        if (layered.contains(it.key())) {
+            QFont bold = key->font();
+            bold.setBold(true);
+            key->setFont(bold);
+            value->setFont(bold);
+            key->setToolTip(tr("set by a layer"));
+        }
+        m_effective->setItem(row, 0, key);
+        m_effective->setItem(row, 1, value);
+        ++row;
+    }
+    m_effective->setRowCount(row);
+    m_effective->resizeColumnToContents(0);
+}
+
+QString EnvPanel::effectiveValue(const QString &key) const
+{
+    for (int row = 0; row < m_effective->rowCount(); ++row) {
+        if (m_effective->item(row, 0)->text() == key)
+            return m_effective->item(row, 1)->text();
+    }
+    return QString();
+}
+
+} // namespace replhost::gui

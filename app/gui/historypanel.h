@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/contextmanager.h"
+
+#include <QHash>
+#include <QWidget>
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace replhost::core { class Engine; }
+
+namespace replhost::gui {
+
+class OutputView;
+
+// The execution history of one context, read from storage (so it survives restarts) and joined
+// with the executions of this run of the program that storage has not committed yet. Selecting
+// an execution shows its code and outputs; it can be run again or copied to the editor.
+//
+// Ownership: a QWidget in its parent's tree; the engine must outlive it. GUI thread only.
+class HistoryPanel : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kPageSize = 200;
+    static constexpr int kLiveKept = 64;
+
+    HistoryPanel(core::Engine &engine, QWidget *parent = nullptr);
+
+    void setContext(const QString &workspace, const QString &contextId);
+    // An execution of this program run, listed before storage has it.
+    void noteExecution(const core::ExecutionPtr &execution);
+    void refresh();
+
+    int rowCount() const;
+    // Selects the row-th execution, newest first.
+    void selectRow(int row);
+    QString selectedCode() const;
+    QString selectedExecutionId() const;
+    OutputView *outputView() const { return m_output; }
+    void setOutputFont(const QFont &font);
+
+signals:
+    void rerunRequested(const QString &code);
+    void copyToEditorRequested(const QString &code);
+
+private:
+    void showSelected();
+    void addRow(const QString &id, qint64 seq, int count, const QString &status,
+                qint64 startedAt, qint64 durationMs, const QString &code, bool truncated);
+
+    core::Engine &m_engine;
+    QString m_workspace, m_contextId;
+    // This run's most recent executions, by id; bounded so old outputs are not kept alive.
+    QHash<QString, core::ExecutionPtr> m_live;
+    QList<QString> m_liveOrder;
+    QString m_shownId;  // the execution the output view shows (and follows, if live)
+    QTreeWidget *m_list;
+    QPlainTextEdit *m_code;
+    OutputView *m_output;
+    QPushButton *m_rerun, *m_copy;
+    QLabel *m_summary;
+};
+
+} // namespace replhost::gui

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/contextmanager.h"
+
+#include <replhost/sdk/event.h>
+
+#include <QHash>
+#include <QList>
+#include <QTextBrowser>
+#include <QTextCharFormat>
+#include <QTimer>
+
+namespace replhost::gui {
+
+// A transcript of executions as a rich-text view: each execution's code, then its outputs as
+// they stream — stdout in the text colour, stderr in a warm colour, results ("Out[n]") as text,
+// HTML or images (PNG, SVG), errors on a tinted block with the traceback's frames and final line
+// emphasised, and a footer with the status and duration.
+//
+// Long output stays responsive: stream text is coalesced and inserted at most every few tens of
+// milliseconds, and only the first kStreamCharsShown characters of an execution's streams are
+// kept in the widget; the rest is counted, its last kTailChars shown when the execution ends,
+// and a link asks the window to save the full output (which lives in the Execution, up to the
+// engine's per-execution cap).
+//
+// Ownership: a QWidget in its parent's tree; followed executions are shared and released by
+// clearAll() or the view's destruction. GUI thread only.
+class OutputView : public QTextBrowser {
+    Q_OBJECT
+public:
+    static constexpr qint64 kStreamCharsShown = 256 * 1024;
+    static constexpr int kTailChars = 16 * 1024;
+    // Past this size the view starts over at the next execution (the history keeps everything).
+    static constexpr int kDocumentCharsKept = 4'000'000;
+
+    explicit OutputView(QWidget *parent = nullptr);
+
+    void clearAll();
+    // Appends `execution` (its code when `withCode`, the events it has so far) and follows its
+    // new events until it finishes.
+    void addExecution(const core::ExecutionPtr &execution, bool withCode = true);
+    // Appends an execution that is only known from storage.
+    void addRecorded(const QString &executionId, int executionCount, const QString &code,
+                     const QList<sdk::Event> &events, bool withCode = true,
+                     qint64 durationMs = -1);
+
+    void setOutputFont(const QFont &font);
+
+    // Characters of stream output received but not kept in the widget, over everything shown.
+    qint64 hiddenCharacters() const;
+
+signals:
+    // The user asked for an execution's complete output (the link under capped output).
+    void saveFullOutputRequested(const QString &executionId);
+
+protected:
+    void changeEvent(QEvent *event) override;
+
+private:
+    struct Block {
+        QString executionId;
+        int executionCount = 0;
+        qint64 shownStreamChars = 0;
+        qint64 hiddenStreamChars = 0;
+        QString tail;              // last kTailChars of hidden stream text
+        QString tailStream;        // stream name of the last hidden chunk
+        QString pending;           // coalesced stream text not inserted yet
+        QString pendingStream;
+        bool finished = false;
+        int imageCount = 0;
+        // Where the duration comes from when the Done event does not carry one.
+        std::weak_ptr<core::Execution> execution;
+        qint64 recordedDurationMs = -1;
+    };
+
+    Block &beginBlock(const QString &executionId, int executionCount, const QString &code,
+                      bool withCode);
+    void handleEvent(const QString &executionId, const sdk::Event &event);
+    void renderEvent(Block &block, const sdk::Event &event);
+    void queueStream(Block &block, const QString &name, QString text);
+    void flushPending();
+    void flushBlock(Block &block);
+    void renderBundle(Block &block, const QJsonObject &data, bool isResult);
+    void renderError(const sdk::Event &event);
+    void renderDone(Block &block, const sdk::Event &event);
+    void insertText(const QString &text, const QTextCharFormat &format);
+    void newParagraph(const QColor &background = QColor());
+    void scrollToEndIfFollowing(bool wasAtEnd);
+    bool isAtEnd() const;
+    QTextCharFormat streamFormat(const QString &name) const;
+    QTextCharFormat mutedFormat() const;
+
+    QFont m_font;
+    QList<Block> m_blocks;
+    QHash<QString, int> m_blockIndex;  // execution id -> index in m_blocks
+    QList<QMetaObject::Connection> m_connections;
+    QList<core::ExecutionPtr> m_followed;
+    QTimer m_flushTimer;
+    bool m_atParagraphStart = true;
+    bool m_lastWasStream = false;
+    qint64 m_hiddenTotal = 0;
+};
+
+} // namespace replhost::gui

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QDialog>
+
+class QTableWidget;
+
+namespace replhost::core { class PluginRegistry; }
+
+namespace replhost::gui {
+
+// Every plugin the registry found — loaded, incompatible, broken or shadowed — with its version,
+// runtime and the reason it cannot be used. A broken plugin is shown here, never fatal.
+//
+// Ownership: a QDialog with a parent; the registry must outlive it. GUI thread only.
+class PluginsDialog : public QDialog {
+    Q_OBJECT
+public:
+    enum Column { PluginColumn, VersionColumn, StateColumn, RuntimeColumn, DetailsColumn };
+
+    PluginsDialog(const core::PluginRegistry &plugins, QWidget *parent = nullptr);
+
+    void reload();
+    QTableWidget *table() const { return m_table; }
+
+private:
+    const core::PluginRegistry &m_plugins;
+    QTableWidget *m_table;
+};
+
+} // namespace replhost::gui

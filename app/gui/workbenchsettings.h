@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QByteArray>
+#include <QFont>
+#include <QString>
+
+#include <memory>
+
+class QSettings;
+
+namespace replhost::gui {
+
+// The workbench's preferences, kept in QSettings: fonts, theme, default language, server
+// autostart and port, window layout. Values are read once by load() and written by save(); the
+// object itself is a plain value. GUI thread only.
+class WorkbenchSettings {
+public:
+    QFont editorFont;
+    QFont outputFont;
+    QString theme = QStringLiteral("system");     // Themes::names()
+    QString defaultLanguage = QStringLiteral("python");
+    bool serverAutostart = false;
+    quint16 serverPort = 49999;
+    QByteArray windowGeometry;
+    QByteArray windowState;
+
+    // `file` empty: the platform's location for organisation "replhost", application "workbench".
+    static std::unique_ptr<QSettings> open(const QString &file);
+    static WorkbenchSettings load(QSettings &settings);
+    void save(QSettings &settings) const;
+};
+
+} // namespace replhost::gui

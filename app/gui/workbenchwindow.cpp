@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workbenchwindow.h"
+
+#include "codeeditor.h"
+#include "contexttree.h"
+#include "envpanel.h"
+#include "filebrowser.h"
+#include "historypanel.h"
+#include "languagebadge.h"
+#include "newcontextdialog.h"
+#include "outputview.h"
+#include "pluginsdialog.h"
+#include "preferencesdialog.h"
+#include "serverpanel.h"
+#include "shortcutsdialog.h"
+#include "themes.h"
+
+#include "core/engine.h"
+#include "storage/store.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace replhost::gui {
+
+using sdk::Event;
+
+namespace {
+
+QString formatDuration(qint64 ms)
+{
+    if (ms < 1000)
+        return QStringLiteral("%1 ms").arg(ms);
+    if (ms < 60'000)
+        return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', 2);
+    return QStringLiteral("%1 min %2 s").arg(ms / 60'000).arg((ms % 60'000) / 1000);
+}
+
+} // namespace
+
+WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options, QWidget *parent)
+    : QMainWindow(parent)
+    , m_engine(engine)
+    , m_options(std::move(options))
+    , m_settings(WorkbenchSettings::open(m_options.settingsFile))
+    , m_prefs(WorkbenchSettings::load(*m_settings))
+{
+    setWindowTitle(tr("replhost — %1").arg(engine.dataDir()));
+    setObjectName(QStringLiteral("WorkbenchWindow"));
+    Themes::apply(m_prefs.theme);
+    buildWidgets();
+    buildActions();
+
+    core::ContextManager &contexts = engine.contexts();
+    connect(&contexts, &core::ContextManager::executionStarted, this, &WorkbenchWindow::onExecutionStarted);
+    connect(&contexts, &core::ContextManager::contextChanged, this, &WorkbenchWindow::onContextChanged);
+    connect(&contexts, &core::ContextManager::contextRemoved, this,
+            [this](const QString &, const QString &id) {
+                m_drafts.remove(id);
+                m_transcripts.remove(id);
+            });
+
+    m_statusTicker.setInterval(100);
+    connect(&m_statusTicker, &QTimer::timeout, this, &WorkbenchWindow::updateRunStatus);
+
+    resize(1280, 820);
+    if (!m_prefs.windowGeometry.isEmpty())
+        restoreGeometry(m_prefs.windowGeometry);
+    if (!m_prefs.windowState.isEmpty())
+        restoreState(m_prefs.windowState);
+    applyPreferences(m_prefs);
+
+    // Start with the most recently used context selected, so the editor is ready to run.
+    if (auto all = contexts.list(core::WorkspaceManager::defaultName()); all && !all->isEmpty()) {
+        const auto latest = std::max_element(all->begin(), all->end(), [](const auto &a, const auto &b) {
+            return a.lastUsedAt < b.lastUsedAt;
+        });
+        m_tree->selectContext(latest->id);
+    }
+    if (m_contextId.isEmpty())
+        onContextSelected(core::WorkspaceManager::defaultName(), QString());
+
+    if (m_options.servePort)
+        m_server->start(*m_options.servePort);
+    else if (m_prefs.serverAutostart)
+        m_server->start(m_prefs.serverPort);
+    updateActions();
+    updateServerStatus();
+}
+
+WorkbenchWindow::~WorkbenchWindow() = default;
+
+void WorkbenchWindow::buildWidgets()
+{
+    m_tree = new ContextTree(m_engine, this);
+    m_files = new FileBrowser(this);
+    m_editor = new CodeEditor(this);
+    m_output = new OutputView(this);
+    m_history = new HistoryPanel(m_engine, this);
+    m_env = new EnvPanel(m_engine, this);
+    m_server = new ServerPanel(m_engine, m_options.tokenOverride, this);
+    m_editor->setObjectName(QStringLiteral("editor"));
+    m_output->setObjectName(QStringLiteral("output"));
+
+    m_editorTitle = new QLabel(this);
+    m_editorTitle->setTextFormat(Qt::PlainText);
+    m_editorTitle->setContentsMargins(6, 3, 6, 3);
+    auto *editorPane = new QWidget(this);
+    auto *editorLayout = new QVBoxLayout(editorPane);
+    editorLayout->setContentsMargins(0, 0, 0, 0);
+    editorLayout->setSpacing(0);
+    editorLayout->addWidget(m_editorTitle);
+    editorLayout->addWidget(m_editor, 1);
+
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setObjectName(QStringLiteral("editorOutputSplitter"));
+    splitter->addWidget(editorPane);
+    splitter->addWidget(m_output);
+    splitter->setStretchFactor(0, 2);
+    splitter->setStretchFactor(1, 3);
+    splitter->setChildrenCollapsible(false);
+    setCentralWidget(splitter);
+
+    m_contextsDock = addDock(QStringLiteral("contextsDock"), tr("Contexts"), m_tree, Qt::LeftDockWidgetArea);
+    m_filesDock = addDock(QStringLiteral("filesDock"), tr("Files"), m_files, Qt::LeftDockWidgetArea);
+    splitDockWidget(m_contextsDock, m_filesDock, Qt::Vertical);
+    m_historyDock = addDock(QStringLiteral("historyDock"), tr("History"), m_history, Qt::RightDockWidgetArea);
+    m_envDock = addDock(QStringLiteral("envDock"), tr("Environment"), m_env, Qt::RightDockWidgetArea);
+    m_serverDock = addDock(QStringLiteral("serverDock"), tr("Server"), m_server, Qt::RightDockWidgetArea);
+    tabifyDockWidget(m_historyDock, m_envDock);
+    tabifyDockWidget(m_envDock, m_serverDock);
+    m_historyDock->raise();
+    resizeDocks({m_contextsDock, m_historyDock}, {300, 400}, Qt::Horizontal);
+    resizeDocks({m_contextsDock, m_filesDock}, {480, 220}, Qt::Vertical);
+
+    m_runStatus = new QLabel(this);
+    m_serverStatus = new QLabel(this);
+    statusBar()->addWidget(m_runStatus, 1);
+    statusBar()->addPermanentWidget(m_serverStatus);
+
+    connect(m_tree, &ContextTree::currentContextChanged, this, &WorkbenchWindow::onContextSelected);
+    connect(m_tree, &QTreeWidget::itemActivated, this, [this] { m_editor->setFocus(); });
+    connect(m_files, &FileBrowser::openRequested, this, &WorkbenchWindow::openFile);
+    connect(m_history, &HistoryPanel::rerunRequested, this, [this](const QString &code) { runCode(code); });
+    connect(m_history, &HistoryPanel::copyToEditorRequested, this, [this](const QString &code) {
+        m_editor->setText(code);
+        m_editor->setFocus();
+    });
+    connect(m_output, &OutputView::saveFullOutputRequested, this, &WorkbenchWindow::saveFullOutput);
+    connect(m_history->outputView(), &OutputView::saveFullOutputRequested, this, &WorkbenchWindow::saveFullOutput);
+    connect(m_server, &ServerPanel::runningChanged, this, &WorkbenchWindow::updateServerStatus);
+}
+
+QDockWidget *WorkbenchWindow::addDock(const QString &name, const QString &title, QWidget *widget,
+                                      Qt::DockWidgetArea area)
+{
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(name);  // saveState()/restoreState() key
+    dock->setWidget(widget);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable
+                      | QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, dock);
+    return dock;
+}
+
+QAction *WorkbenchWindow::addAction(const QString &name, const QString &text,
+                                    const QList<QKeySequence> &keys, const QString &tip,
+                                    std::function<void()> slot)
+{
+    auto *action = new QAction(text, this);
+    action->setObjectName(name);
+    action->setShortcuts(keys);
+    action->setStatusTip(tip);
+    action->setToolTip(keys.isEmpty() ? tip
+                                      : QStringLiteral("%1 (%2)").arg(tip, keys.first().toString(QKeySequence::NativeText)));
+    action->setShortcutContext(Qt::WindowShortcut);
+    connect(action, &QAction::triggered, this, std::move(slot));
+    QMainWindow::addAction(action);
+    m_actions.append(action);
+    return action;
+}
+
+QAction *WorkbenchWindow::action(const QString &objectName) const
+{
+    for (QAction *action : m_actions) {
+        if (action->objectName() == objectName)
+            return action;
+    }
+    return nullptr;
+}
+
+void WorkbenchWindow::buildActions()
+{
+    QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
+    QMenu *contextMenu = menuBar()->addMenu(tr("&Context"));
+    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    QMenu *helpMenu = menuBar()->addMenu(tr("&Help"));
+    QToolBar *toolbar = addToolBar(tr("Main"));
+    toolbar->setObjectName(QStringLiteral("mainToolBar"));
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toolbar->setMovable(false);
+
+    QAction *newContext = addAction(QStringLiteral("actionNewContext"), tr("&New Context…"),
+                                    {QKeySequence(Qt::CTRL | Qt::Key_N)},
+                                    tr("Create a context in a language"), [this] {
+        NewContextDialog dialog(m_engine, m_prefs.defaultLanguage, m_workspace, this);
+        if (dialog.exec() == QDialog::Accepted)
+            createContext(dialog.request());
+    });
+    newContext->setIcon(style()->standardIcon(QStyle::SP_FileIcon));
+    QAction *run = addAction(QStringLiteral("actionRun"), tr("&Run"),
+                             {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)},
+                             tr("Run the editor's text, or the selection, in the context"),
+                             [this] { runEditor(); });
+    run->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    QAction *interrupt = addAction(QStringLiteral("actionInterrupt"), tr("&Interrupt"),
+                                   {QKeySequence(Qt::Key_Escape)},
+                                   tr("Interrupt the running code; the context keeps its state"),
+                                   [this] { interruptCurrent(); });
+    interrupt->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    QAction *restart = addAction(QStringLiteral("actionRestart"), tr("Re&start"),
+                                 {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R)},
+                                 tr("Start a fresh interpreter for the context (its state is lost)"),
+                                 [this] { restartCurrent(); });
+    restart->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
+    QAction *remove = addAction(QStringLiteral("actionDelete"), tr("&Delete Context"),
+                                {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Delete)},
+                                tr("Stop the context's interpreter and delete it with its history"),
+                                [this] { deleteCurrent(); });
+    remove->setIcon(style()->standardIcon(QStyle::SP_TrashIcon));
+    QAction *complete = addAction(QStringLiteral("actionComplete"), tr("&Complete"),
+                                  {QKeySequence(Qt::CTRL | Qt::Key_Space)},
+                                  tr("Complete the name before the cursor, asking the context"),
+                                  [this] { requestCompletion(); });
+    QAction *next = addAction(QStringLiteral("actionNextContext"), tr("Ne&xt Context"),
+                              {QKeySequence(Qt::CTRL | Qt::Key_PageDown)}, tr("Select the next context"),
+                              [this] { m_tree->stepContext(+1); });
+    QAction *previous = addAction(QStringLiteral("actionPreviousContext"), tr("Pre&vious Context"),
+                                  {QKeySequence(Qt::CTRL | Qt::Key_PageUp)}, tr("Select the previous context"),
+                                  [this] { m_tree->stepContext(-1); });
+    QAction *clear = addAction(QStringLiteral("actionClearOutput"), tr("C&lear Output"),
+                               {QKeySequence(Qt::CTRL | Qt::Key_L)}, tr("Clear the output view"),
+                               [this] { m_output->clearAll(); m_transcripts.remove(m_contextId); });
+
+    QAction *open = addAction(QStringLiteral("actionOpenFile"), tr("&Open File…"),
+                              {QKeySequence(QKeySequence::Open)}, tr("Open a file into the editor"), [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open File"), m_files->root());
+        if (!path.isEmpty())
+            openFile(path);
+    });
+    QAction *runFile = addAction(QStringLiteral("actionRunFile"), tr("Run &File"),
+                                 {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return)},
+                                 tr("Run the file selected in Files in the context"), [this] {
+        const QString path = m_files->currentFile();
+        if (path.isEmpty()) {
+            statusBar()->showMessage(tr("Select a file in Files first."), 5000);
+            return;
+        }
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            statusBar()->showMessage(tr("Cannot read %1: %2").arg(path, file.errorString()), 8000);
+            return;
+        }
+        runCode(QString::fromUtf8(file.readAll()));
+    });
+    QAction *preferences = addAction(QStringLiteral("actionPreferences"), tr("&Preferences…"),
+                                     {QKeySequence(Qt::CTRL | Qt::Key_Comma)},
+                                     tr("Fonts, theme, default language, server autostart"),
+                                     [this] { showPreferences(); });
+    QAction *quit = addAction(QStringLiteral("actionQuit"), tr("&Quit"), {QKeySequence(Qt::CTRL | Qt::Key_Q)},
+                              tr("Close the workbench (contexts stay, their interpreters stop)"),
+                              [this] { close(); });
+
+    QAction *focusContexts = addAction(QStringLiteral("actionFocusContexts"), tr("Contexts"),
+                                       {QKeySequence(Qt::CTRL | Qt::Key_1)}, tr("Go to the context tree"),
+                                       [this] { focusDock(m_contextsDock, m_tree); });
+    QAction *focusEditor = addAction(QStringLiteral("actionFocusEditor"), tr("Editor"),
+                                     {QKeySequence(Qt::CTRL | Qt::Key_2)}, tr("Go to the editor"),
+                                     [this] { m_editor->setFocus(); });
+    QAction *focusOutput = addAction(QStringLiteral("actionFocusOutput"), tr("Output"),
+                                     {QKeySequence(Qt::CTRL | Qt::Key_3)}, tr("Go to the output"),
+                                     [this] { m_output->setFocus(); });
+    QAction *focusHistory = addAction(QStringLiteral("actionFocusHistory"), tr("History"),
+                                      {QKeySequence(Qt::CTRL | Qt::Key_4)}, tr("Show the context's execution history"),
+                                      [this] { focusDock(m_historyDock, m_history); });
+    QAction *focusEnv = addAction(QStringLiteral("actionFocusEnv"), tr("Environment"),
+                                  {QKeySequence(Qt::CTRL | Qt::Key_5)}, tr("Show the env layers"),
+                                  [this] { focusDock(m_envDock, m_env); });
+    QAction *focusFiles = addAction(QStringLiteral("actionFocusFiles"), tr("Files"),
+                                    {QKeySequence(Qt::CTRL | Qt::Key_6)}, tr("Show the workspace's files"),
+                                    [this] { focusDock(m_filesDock, m_files->view()); });
+    QAction *focusServer = addAction(QStringLiteral("actionFocusServer"), tr("Server"),
+                                     {QKeySequence(Qt::CTRL | Qt::Key_7)}, tr("Show the HTTP server panel"),
+                                     [this] { focusDock(m_serverDock, m_server); });
+    QAction *toggleServer = addAction(QStringLiteral("actionToggleServer"), tr("Start/Stop &Server"),
+                                      {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)},
+                                      tr("Start or stop the embedded HTTP server"), [this] {
+        if (m_server->isRunning())
+            m_server->stop();
+        else
+            m_server->start(m_prefs.serverPort);
+        focusDock(m_serverDock, m_server);
+    });
+    QAction *plugins = addAction(QStringLiteral("actionPlugins"), tr("&Plugins…"),
+                                 {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P)},
+                                 tr("Every language plugin, its runtime and any load error"),
+                                 [this] { showPlugins(); });
+    QAction *shortcuts = addAction(QStringLiteral("actionShortcuts"), tr("&Keyboard Shortcuts"),
+                                   {QKeySequence(QKeySequence::HelpContents)}, tr("List every shortcut"),
+                                   [this] { showShortcuts(); });
+    QAction *about = addAction(QStringLiteral("actionAbout"), tr("&About replhost"), {},
+                               tr("Versions of the app, SDK and database schema"), [this] {
+        QMessageBox::about(this, tr("About replhost"),
+                           tr("<b>replhost %1</b><p>Stateful code contexts for people and agents, "
+                              "on your own machine.</p><p>Data directory: %2<br>Database schema %3</p>")
+                                   .arg(core::Engine::appVersion(), m_engine.dataDir().toHtmlEscaped())
+                                   .arg(core::Engine::schemaVersion()));
+    });
+
+    fileMenu->addActions({open, runFile});
+    fileMenu->addSeparator();
+    fileMenu->addActions({preferences});
+    fileMenu->addSeparator();
+    fileMenu->addAction(quit);
+    contextMenu->addActions({newContext, run, interrupt, restart, remove});
+    contextMenu->addSeparator();
+    contextMenu->addActions({complete, next, previous, clear});
+    viewMenu->addActions({focusContexts, focusEditor, focusOutput, focusHistory, focusEnv, focusFiles, focusServer});
+    viewMenu->addSeparator();
+    viewMenu->addActions({toggleServer, plugins});
+    viewMenu->addSeparator();
+    for (QDockWidget *dock : {m_contextsDock, m_filesDock, m_historyDock, m_envDock, m_serverDock})
+        viewMenu->addAction(dock->toggleViewAction());
+    helpMenu->addActions({shortcuts, about});
+    toolbar->addActions({newContext, run, interrupt, restart});
+    toolbar->addSeparator();
+    toolbar->addAction(remove);
+
+    // The tree's own Delete key, so deleting from the tree needs no chord.
+    auto *treeDelete = new QAction(this);
+    treeDelete->setShortcut(QKeySequence::Delete);
+    treeDelete->setShortcutContext(Qt::WidgetShortcut);
+    connect(treeDelete, &QAction::triggered, this, [this] { deleteCurrent(); });
+    m_tree->addAction(treeDelete);
+    m_tree->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_tree->addActions({newContext, restart, interrupt, remove});
+}
+
+void WorkbenchWindow::focusDock(QDockWidget *dock, QWidget *widget)
+{
+    dock->show();
+    dock->raise();
+    widget->setFocus();
+}
+
+QString WorkbenchWindow::lexerFor(const QString &language) const
+{
+    for (const core::PluginEntry &entry : m_engine.plugins().entries()) {
+        if (entry.state == core::PluginEntry::State::Loaded && entry.id == language)
+            return entry.lexer.isEmpty() ? entry.id : entry.lexer;
+    }
+    return language;
+}
+
+QString WorkbenchWindow::languageForFile(const QString &path) const
+{
+    const QString suffix = QStringLiteral(".") + QFileInfo(path).suffix().toLower();
+    for (const core::PluginEntry &entry : m_engine.plugins().entries()) {
+        if (entry.state == core::PluginEntry::State::Loaded && entry.extensions.contains(suffix))
+            return entry.id;
+    }
+    return QString();
+}
+
+void WorkbenchWindow::onContextSelected(const QString &workspace, const QString &contextId)
+{
+    if (!m_contextId.isEmpty())
+        m_drafts.insert(m_contextId, m_editor->text());
+    m_workspace = workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace;
+    m_contextId = contextId;
+    m_lastExecution.reset();
+    m_statusTicker.stop();
+
+    m_output->clearAll();
+    m_contextLanguage.clear();
+    m_contextState.clear();
+    if (!contextId.isEmpty()) {
+        if (auto info = m_engine.contexts().get(m_workspace, contextId)) {
+            m_contextLanguage = info->language;
+            m_contextState = info->state;
+            m_editorTitle->setText(tr("%1 · %2 · %3").arg(ContextTree::displayName(*info), info->language,
+                                                          info->cwd));
+        }
+        m_editor->setLexerHint(lexerFor(m_contextLanguage));
+        m_editor->setText(m_drafts.value(contextId));
+        renderTranscript();
+        const QList<core::ExecutionPtr> transcript = m_transcripts.value(contextId);
+        if (!transcript.isEmpty())
+            followForStatus(transcript.last());
+    } else {
+        m_editorTitle->setText(tr("No context selected — create one with Ctrl+N"));
+    }
+    if (auto ws = m_engine.workspaces().get(m_workspace))
+        m_files->setRoot(ws->directory);
+    m_history->setContext(m_workspace, contextId);
+    m_env->setContext(m_workspace, contextId);
+    updateRunStatus();
+    updateActions();
+}
+
+void WorkbenchWindow::renderTranscript()
+{
+    m_output->clearAll();
+    for (const core::ExecutionPtr &execution : m_transcripts.value(m_contextId))
+        m_output->addExecution(execution);
+}
+
+void WorkbenchWindow::onContextChanged(const core::ContextInfo &info)
+{
+    if (info.id != m_contextId)
+        return;
+    m_contextState = info.state;
+    m_editorTitle->setText(tr("%1 · %2 · %3").arg(ContextTree::displayName(info), info.language, info.cwd));
+    updateActions();
+    updateRunStatus();
+}
+
+bool WorkbenchWindow::createContext(const core::CreateContextRequest &request)
+{
+    const auto created = m_engine.contexts().create(request);
+    if (!created) {
+        statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
+        return false;
+    }
+    m_tree->selectContext(created->id);
+    m_editor->setFocus();
+    return true;
+}
+
+core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
+{
+    if (code.trimmed().isEmpty()) {
+        statusBar()->showMessage(tr("Nothing to run."), 3000);
+        return {};
+    }
+    if (m_contextId.isEmpty()) {
+        // Ctrl+Enter on an empty workbench should just work: make a context in the default
+        // language, as the API does for a run that names only a language.
+        core::CreateContextRequest request;
+        request.workspace = m_workspace;
+        request.language = m_prefs.defaultLanguage;
+        if (!createContext(request))
+            return {};
+    }
+    core::RunRequest request;
+    request.workspace = m_workspace;
+    request.contextId = m_contextId;
+    request.code = code;
+    const auto started = m_engine.contexts().run(request);
+    if (!started) {
+        m_runStatus->setText(tr("Cannot run: %1").arg(started.error().message));
+        return {};
+    }
+    core::ExecutionPtr execution = *started;
+    // A run that could start at once has been announced by executionStarted already; a queued
+    // one is shown when it starts.
+    followForStatus(execution);
+    return execution;
+}
+
+void WorkbenchWindow::runEditor()
+{
+    runCode(m_editor->codeToRun());
+}
+
+void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
+{
+    QList<core::ExecutionPtr> &transcript = m_transcripts[execution->contextId()];
+    for (const core::ExecutionPtr &known : std::as_const(transcript)) {
+        if (known->id() == execution->id())
+            return;
+    }
+    transcript.append(execution);
+    while (transcript.size() > kTranscriptKept)
+        transcript.removeFirst();
+    m_history->noteExecution(execution);
+    const core::ExecutionPtr keep = execution;
+    connect(execution.get(), &core::Execution::finished, this,
+            [this, keep] { onExecutionFinished(keep); }, Qt::SingleShotConnection);
+    if (execution->contextId() == m_contextId) {
+        m_output->addExecution(execution);
+        followForStatus(execution);
+    }
+}
+
+void WorkbenchWindow::onExecutionFinished(const core::ExecutionPtr &execution)
+{
+    if (execution->contextId() == m_contextId) {
+        m_history->refresh();
+        m_env->refreshEffective();
+    }
+    updateRunStatus();
+}
+
+void WorkbenchWindow::followForStatus(const core::ExecutionPtr &execution)
+{
+    m_lastExecution = execution;
+    if (!execution->isFinished()) {
+        m_runClock.start();
+        m_statusTicker.start();
+    }
+    updateRunStatus();
+    updateActions();
+}
+
+QString WorkbenchWindow::runStatusText() const
+{
+    return m_runStatus->text();
+}
+
+void WorkbenchWindow::updateRunStatus()
+{
+    const core::ExecutionPtr &e = m_lastExecution;
+    if (!e) {
+        m_runStatus->setText(m_contextId.isEmpty() ? tr("Create a context (Ctrl+N) or just press Ctrl+Enter.")
+                                                   : tr("Ready · %1").arg(m_contextState));
+        return;
+    }
+    const QString count = e->executionCount() > 0 ? tr("[%1] ").arg(e->executionCount()) : QString();
+    if (!e->isFinished()) {
+        m_statusTicker.start();
+        const qint64 elapsed = e->startedAt().isValid() ? e->startedAt().msecsTo(QDateTime::currentDateTime())
+                                                        : m_runClock.elapsed();
+        if (e->status() == QLatin1String("queued"))
+            m_runStatus->setText(m_contextState == QLatin1String("starting")
+                                         ? tr("Starting the interpreter…")
+                                         : tr("Queued behind the running execution…"));
+        else
+            m_runStatus->setText(tr("%1Running · %2 · Esc interrupts").arg(count, formatDuration(qMax<qint64>(0, elapsed))));
+        return;
+    }
+    m_statusTicker.stop();
+    QString text = tr("%1%2 · %3").arg(count, e->status(), formatDuration(qMax<qint64>(0, e->durationMs())));
+    if (m_output->hiddenCharacters() > 0)
+        text += tr(" · long output capped in the view (full output: the link under it)");
+    m_runStatus->setText(text);
+    updateActions();
+}
+
+void WorkbenchWindow::updateActions()
+{
+    const bool haveContext = !m_contextId.isEmpty();
+    const bool busy = m_contextState == QLatin1String("busy")
+                      || (m_lastExecution && !m_lastExecution->isFinished());
+    if (QAction *a = action(QStringLiteral("actionInterrupt")))
+        a->setEnabled(haveContext && busy);  // idle: Esc goes to the focused widget
+    for (const char *name : {"actionRestart", "actionDelete", "actionComplete"}) {
+        if (QAction *a = action(QString::fromLatin1(name)))
+            a->setEnabled(haveContext);
+    }
+}
+
+void WorkbenchWindow::updateServerStatus()
+{
+    m_serverStatus->setText(m_server->isRunning() ? tr("API: %1").arg(m_server->baseUrl()) : tr("API: off"));
+}
+
+void WorkbenchWindow::interruptCurrent()
+{
+    if (m_contextId.isEmpty())
+        return;
+    if (auto r = m_engine.contexts().interrupt(m_workspace, m_contextId); !r)
+        statusBar()->showMessage(tr("Cannot interrupt: %1").arg(r.error().message), 8000);
+    else
+        statusBar()->showMessage(tr("Interrupt sent."), 3000);
+}
+
+void WorkbenchWindow::restartCurrent()
+{
+    if (m_contextId.isEmpty())
+        return;
+    if (auto r = m_engine.contexts().restart(m_workspace, m_contextId); !r)
+        statusBar()->showMessage(tr("Cannot restart: %1").arg(r.error().message), 8000);
+    else
+        statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
+}
+
+void WorkbenchWindow::deleteCurrent(bool confirm)
+{
+    if (m_contextId.isEmpty())
+        return;
+    if (confirm) {
+        const auto answer = QMessageBox::question(
+                this, tr("Delete Context"),
+                tr("Delete this context? Its interpreter stops and its history is deleted."),
+                QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer != QMessageBox::Yes)
+            return;
+    }
+    const QString id = m_contextId;
+    if (auto r = m_engine.contexts().remove(m_workspace, id); !r)
+        statusBar()->showMessage(tr("Cannot delete: %1").arg(r.error().message), 8000);
+}
+
+void WorkbenchWindow::requestCompletion()
+{
+    if (m_contextId.isEmpty())
+        return;
+    const QString workspace = m_workspace, id = m_contextId;
+    const QString text = m_editor->text();
+    const int cursor = m_editor->cursorCharacterOffset();
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.contexts().complete(workspace, id, text, cursor,
+                                 [self, id, cursor, text](Result<QJsonObject> reply) {
+        if (!self || self->m_contextId != id || self->m_editor->text() != text)
+            return;  // the user moved on
+        if (!reply) {
+            self->statusBar()->showMessage(tr("No completion: %1").arg(reply.error().message), 4000);
+            return;
+        }
+        QStringList matches;
+        for (const QJsonValue &m : reply->value(QLatin1String("matches")).toArray())
+            matches << m.toString();
+        const int start = reply->value(QLatin1String("cursor_start")).toInt(cursor);
+        self->m_editor->showCompletions(matches, cursor - start);
+    });
+}
+
+void WorkbenchWindow::openFile(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, file.errorString()), 8000);
+        return;
+    }
+    m_editor->setText(QString::fromUtf8(file.readAll()));
+    const QString language = languageForFile(path);
+    if (!language.isEmpty())
+        m_editor->setLexerHint(lexerFor(language));
+    if (!language.isEmpty() && !m_contextLanguage.isEmpty() && language != m_contextLanguage)
+        statusBar()->showMessage(tr("%1 looks like %2, but the selected context runs %3.")
+                                         .arg(QFileInfo(path).fileName(), language, m_contextLanguage),
+                                 8000);
+    else
+        statusBar()->showMessage(tr("Opened %1; Ctrl+Enter runs it.").arg(QFileInfo(path).fileName()), 5000);
+    m_editor->setFocus();
+}
+
+void WorkbenchWindow::saveFullOutput(const QString &executionId)
+{
+    QList<Event> events;
+    if (auto live = m_engine.contexts().execution(executionId)) {
+        events = (*live)->events();
+    } else if (auto stored = m_engine.store().events(executionId)) {
+        for (const storage::ExecutionEventRecord &r : *stored)
+            events.append(Event::fromJson(QJsonDocument::fromJson(r.json).object()));
+    }
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save Full Output"),
+                                                      QStringLiteral("output-%1.txt").arg(executionId.left(8)));
+    if (path.isEmpty())
+        return;
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, file.errorString()), 8000);
+        return;
+    }
+    for (const Event &event : std::as_const(events)) {
+        if (event.kind == Event::Kind::Stream)
+            file.write(event.fields.value(QLatin1String("text")).toString().toUtf8());
+    }
+    if (!file.commit())
+        statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, file.errorString()), 8000);
+    else
+        statusBar()->showMessage(tr("Saved the output to %1.").arg(path), 5000);
+}
+
+void WorkbenchWindow::showPlugins()
+{
+    if (!m_pluginsDialog)
+        m_pluginsDialog = new PluginsDialog(m_engine.plugins(), this);
+    m_pluginsDialog->reload();
+    m_pluginsDialog->show();
+    m_pluginsDialog->raise();
+    m_pluginsDialog->activateWindow();
+}
+
+PluginsDialog *WorkbenchWindow::pluginsDialog() const
+{
+    return m_pluginsDialog.data();
+}
+
+void WorkbenchWindow::showShortcuts()
+{
+    ShortcutsDialog dialog(m_actions, this);
+    dialog.exec();
+}
+
+void WorkbenchWindow::showPreferences()
+{
+    PreferencesDialog dialog(m_prefs, m_engine.plugins().availableLanguages(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    applyPreferences(dialog.settings());
+    m_prefs.save(*m_settings);
+}
+
+void WorkbenchWindow::applyPreferences(const WorkbenchSettings &prefs)
+{
+    const bool themeChanged = prefs.theme != m_prefs.theme;
+    m_prefs = prefs;
+    if (themeChanged)
+        Themes::apply(prefs.theme);
+    m_editor->setEditorFont(prefs.editorFont);
+    m_editor->applyPalette();
+    m_output->setOutputFont(prefs.outputFont);
+    m_history->setOutputFont(prefs.outputFont);
+    renderTranscript();
+    m_history->refresh();
+    m_env->setContext(m_workspace, m_contextId);
+    if (!m_server->isRunning())
+        m_server->setPort(prefs.serverPort);
+}
+
+void WorkbenchWindow::closeEvent(QCloseEvent *event)
+{
+    m_prefs.windowGeometry = saveGeometry();
+    m_prefs.windowState = saveState();
+    m_prefs.save(*m_settings);
+    QMainWindow::closeEvent(event);
+}
+
+} // namespace replhost::gui

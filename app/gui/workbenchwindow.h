@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "workbenchoptions.h"
+#include "workbenchsettings.h"
+
+#include "core/contextmanager.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QMainWindow>
+#include <QPointer>
+#include <QTimer>
+
+#include <functional>
+#include <memory>
+
+class QDockWidget;
+class QLabel;
+class QSettings;
+
+namespace replhost::core { class Engine; }
+
+namespace replhost::gui {
+
+class CodeEditor;
+class ContextTree;
+class EnvPanel;
+class FileBrowser;
+class HistoryPanel;
+class OutputView;
+class PluginsDialog;
+class ServerPanel;
+
+// The workbench: contexts and files on the left, the editor over the output in the middle,
+// history, env layers and the HTTP server on the right. Every action has a shortcut (see the
+// help dialog, F1). Executions started anywhere — here or through the HTTP API — appear live in
+// their context through ContextManager::executionStarted.
+//
+// The window never waits for a worker: it starts runs, interrupts and restarts through the
+// engine's asynchronous API and renders what the signals report.
+//
+// Ownership: the engine must outlive the window; the window owns its widgets, its settings and
+// (through the server panel) the embedded ApiServer. GUI thread only.
+class WorkbenchWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    // Executions kept per context for the transcript when switching back to it.
+    static constexpr int kTranscriptKept = 20;
+
+    WorkbenchWindow(core::Engine &engine, WorkbenchOptions options = {}, QWidget *parent = nullptr);
+    ~WorkbenchWindow() override;
+
+    // Creates a context and selects it. Returns false and says why in the status bar.
+    bool createContext(const core::CreateContextRequest &request);
+    // Runs `code` in the selected context (creating a default-language context when there is
+    // none). The execution is returned at once; its output streams into the view.
+    core::ExecutionPtr runCode(const QString &code);
+    void runEditor();
+    void interruptCurrent();
+    void restartCurrent();
+    void deleteCurrent(bool confirm = true);
+    void openFile(const QString &path);
+    void showPlugins();
+    void showShortcuts();
+    void showPreferences();
+
+    QString currentWorkspace() const { return m_workspace; }
+    QString currentContextId() const { return m_contextId; }
+    core::ExecutionPtr lastExecution() const { return m_lastExecution; }
+    QString runStatusText() const;
+
+    ContextTree *contextTree() const { return m_tree; }
+    CodeEditor *editor() const { return m_editor; }
+    OutputView *output() const { return m_output; }
+    HistoryPanel *history() const { return m_history; }
+    EnvPanel *envPanel() const { return m_env; }
+    ServerPanel *serverPanel() const { return m_server; }
+    FileBrowser *fileBrowser() const { return m_files; }
+    PluginsDialog *pluginsDialog() const;  // null until showPlugins()
+    // Every action, for the help dialog and for tests (by objectName).
+    QList<QAction *> allActions() const { return m_actions; }
+    QAction *action(const QString &objectName) const;
+
+    const WorkbenchSettings &preferences() const { return m_prefs; }
+    void applyPreferences(const WorkbenchSettings &prefs);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void buildWidgets();
+    void buildActions();
+    QAction *addAction(const QString &name, const QString &text, const QList<QKeySequence> &keys,
+                       const QString &tip, std::function<void()> slot);
+    QDockWidget *addDock(const QString &name, const QString &title, QWidget *widget,
+                         Qt::DockWidgetArea area);
+    void onContextSelected(const QString &workspace, const QString &contextId);
+    void onContextChanged(const core::ContextInfo &info);
+    void onExecutionStarted(const core::ExecutionPtr &execution);
+    void onExecutionFinished(const core::ExecutionPtr &execution);
+    void followForStatus(const core::ExecutionPtr &execution);
+    // Re-renders the selected context's transcript (after a theme or font change, since the
+    // view's colours are baked into its document).
+    void renderTranscript();
+    void updateRunStatus();
+    void updateActions();
+    void updateServerStatus();
+    void requestCompletion();
+    void saveFullOutput(const QString &executionId);
+    void focusDock(QDockWidget *dock, QWidget *widget);
+    QString lexerFor(const QString &language) const;
+    QString languageForFile(const QString &path) const;
+
+    core::Engine &m_engine;
+    WorkbenchOptions m_options;
+    std::unique_ptr<QSettings> m_settings;
+    WorkbenchSettings m_prefs;
+
+    QString m_workspace, m_contextId, m_contextState, m_contextLanguage;
+    QHash<QString, QString> m_drafts;  // editor text per context id
+    QHash<QString, QList<core::ExecutionPtr>> m_transcripts;  // recent executions per context
+    core::ExecutionPtr m_lastExecution;  // the latest execution of the selected context
+    QElapsedTimer m_runClock;
+    QTimer m_statusTicker;
+
+    ContextTree *m_tree = nullptr;
+    FileBrowser *m_files = nullptr;
+    CodeEditor *m_editor = nullptr;
+    OutputView *m_output = nullptr;
+    HistoryPanel *m_history = nullptr;
+    EnvPanel *m_env = nullptr;
+    ServerPanel *m_server = nullptr;
+    QLabel *m_editorTitle = nullptr;
+    QLabel *m_runStatus = nullptr;
+    QLabel *m_serverStatus = nullptr;
+    QDockWidget *m_contextsDock = nullptr, *m_filesDock = nullptr, *m_historyDock = nullptr,
+                *m_envDock = nullptr, *m_serverDock = nullptr;
+    QPointer<PluginsDialog> m_pluginsDialog;
+    QList<QAction *> m_actions;
+};
+
+} // namespace replhost::gui

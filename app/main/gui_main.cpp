@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// replhost: the desktop workbench over the engine, with the HTTP API available from its server
+// panel.
+
+#include "guioptions.h"
+#include "signalwatcher.h"
+
+#include "core/engine.h"
+#include "gui/workbenchsettings.h"
+#include "gui/workbenchwindow.h"
+
+#include <replhost/sdk/version.h>
+
+#include <QApplication>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTextStream>
+
+#include <cstdio>
+
+using namespace replhost;
+
+int main(int argc, char *argv[])
+{
+    // Parsed before QApplication exists, so --help and --version work without a display.
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << QString::fromLocal8Bit(argv[i]);
+    const app::GuiOptions options = app::GuiOptions::parse(arguments);
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    switch (options.action) {
+    case app::GuiOptions::Action::ShowHelp:
+        out << "Usage: replhost [options]\n" << options.helpText.section(QLatin1Char('\n'), 1);
+        return 0;
+    case app::GuiOptions::Action::ShowVersion:
+        out << "replhost " << core::Engine::appVersion() << '\n'
+            << "SDK " << REPLHOST_SDK_VERSION_STRING << '\n'
+            << "worker protocol " << sdk::kWorkerProtocolVersion << '\n'
+            << "database schema " << core::Engine::schemaVersion() << '\n';
+        return 0;
+    case app::GuiOptions::Action::Fail:
+        err << "replhost: " << options.error << "\nTry 'replhost --help'.\n";
+        return 2;
+    case app::GuiOptions::Action::Run:
+        break;
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("replhost"));
+    QApplication::setApplicationName(QStringLiteral("replhost"));
+    QApplication::setApplicationDisplayName(QStringLiteral("replhost"));
+    QApplication::setApplicationVersion(core::Engine::appVersion());
+
+    // SIGTERM or SIGINT close the window like Quit does, so the workers are stopped and the
+    // history flushed below instead of the process just vanishing.
+    app::SignalWatcher watcher;
+    QObject::connect(&watcher, &app::SignalWatcher::terminationRequested, &app,
+                     [] { QApplication::quit(); });
+
+    // Taken out of the environment before the engine exists, so no worker ever inherits it.
+    const QByteArray tokenOverride = qgetenv("REPLHOST_TOKEN");
+    qunsetenv("REPLHOST_TOKEN");
+
+    core::EngineConfig engineConfig;
+    engineConfig.dataDir = options.dataDir;
+    engineConfig.pluginPaths = options.pluginPaths;
+    Result<std::unique_ptr<core::Engine>> opened = core::Engine::open(engineConfig);
+    if (!opened) {
+        err << "replhost: " << opened.error().message << '\n';
+        err.flush();
+        QMessageBox::critical(nullptr, QStringLiteral("replhost"),
+                              QStringLiteral("replhost cannot start: %1").arg(opened.error().message));
+        return 1;
+    }
+    std::unique_ptr<core::Engine> engine = std::move(*opened);
+
+    gui::WorkbenchOptions windowOptions;
+    windowOptions.tokenOverride = tokenOverride;
+    if (options.serve) {
+        if (options.servePort) {
+            windowOptions.servePort = options.servePort;
+        } else {
+            auto settings = gui::WorkbenchSettings::open(QString());
+            windowOptions.servePort = gui::WorkbenchSettings::load(*settings).serverPort;
+        }
+    }
+    auto window = std::make_unique<gui::WorkbenchWindow>(*engine, windowOptions);
+    window->show();
+    const int status = QApplication::exec();
+
+    // The window (and the server it holds) first, then the workers, then the engine (history
+    // flushed, lock released).
+    window.reset();
+    engine->contexts().shutdownAll();
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+    engine.reset();
+    return status;
+}

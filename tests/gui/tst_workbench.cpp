@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+// The workbench as a person uses it: the real WorkbenchWindow over a real Engine with a real
+// Python worker, driven with keys. Each test has its own data directory and settings file.
+#include "core/engine.h"
+#include "gui/codeeditor.h"
+#include "gui/contexttree.h"
+#include "gui/envlayertable.h"
+#include "gui/envpanel.h"
+#include "gui/historypanel.h"
+#include "gui/newcontextdialog.h"
+#include "gui/outputview.h"
+#include "gui/pluginsdialog.h"
+#include "gui/serverpanel.h"
+#include "gui/workbenchwindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QListWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <memory>
+
+using namespace replhost;
+using namespace replhost::gui;
+
+namespace {
+
+// A fresh worker starts and a short run finishes well within this on a busy machine.
+constexpr int kRunTimeout = 60000;
+
+// One engine and one window on a data directory.
+class Bench {
+public:
+    explicit Bench(const QString &dataDir, QStringList pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)})
+    {
+        core::EngineConfig config;
+        config.dataDir = dataDir;
+        config.pluginPaths = pluginPaths;
+        auto opened = core::Engine::open(config);
+        if (!opened)
+            qFatal("engine: %s", qPrintable(opened.error().message));
+        engine = std::move(*opened);
+        WorkbenchOptions options;
+        options.settingsFile = QDir(dataDir).filePath(QStringLiteral("workbench.ini"));
+        window = std::make_unique<WorkbenchWindow>(*engine, options);
+        window->show();
+        if (!QTest::qWaitForWindowExposed(window.get()))
+            qFatal("window not exposed");
+    }
+    ~Bench()
+    {
+        window.reset();
+        engine->contexts().shutdownAll();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        engine.reset();
+    }
+
+    bool createPython()
+    {
+        core::CreateContextRequest request;
+        request.language = QStringLiteral("python");
+        request.name = QStringLiteral("test");
+        return window->createContext(request);
+    }
+
+    // Types `code` into the editor and presses Ctrl+Enter, as a person would.
+    core::ExecutionPtr typeAndRun(const QString &code)
+    {
+        CodeEditor *editor = window->editor();
+        editor->setFocus();
+        editor->selectAll();
+        editor->removeSelectedText();
+        // Line by line, with Return between lines; the editor's auto-indent is undone so the
+        // text ends up exactly as written.
+        const QStringList lines = code.split(QLatin1Char('\n'));
+        for (int i = 0; i < lines.size(); ++i) {
+            if (i > 0) {
+                QTest::keyClick(editor, Qt::Key_Return);
+                int line = 0, index = 0;
+                editor->getCursorPosition(&line, &index);
+                if (index > 0) {
+                    editor->setSelection(line, 0, line, index);
+                    editor->removeSelectedText();
+                }
+            }
+            QTest::keyClicks(editor, lines.at(i));
+        }
+        const core::ExecutionPtr before = window->lastExecution();
+        QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
+        const core::ExecutionPtr after = window->lastExecution();
+        return after != before ? after : core::ExecutionPtr();
+    }
+
+    std::unique_ptr<core::Engine> engine;
+    std::unique_ptr<WorkbenchWindow> window;
+};
+
+bool waitFinished(const core::ExecutionPtr &execution, int timeout = kRunTimeout)
+{
+    return execution && QTest::qWaitFor([&] { return execution->isFinished(); }, timeout);
+}
+
+} // namespace
+
+class tst_Workbench : public QObject {
+    Q_OBJECT
+private slots:
+    void ctrlEnterRunsEditorAndStreamsOutput();
+    void selectionRunsOnlyTheSelection();
+    void escapeInterruptsALoopAndKeepsState();
+    void errorShowsTraceback();
+    void historySurvivesReopeningTheWindow();
+    void envEditorRoundTrip();
+    void brokenPluginShowsItsError();
+    void languagePickerExplainsUnusableRuntimes();
+    void executionsFromTheApiAppearLive();
+    void hugeOutputKeepsTheWindowResponsive();
+    void shortcutsAreUniqueAndListed();
+};
+
+void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    QVERIFY(!bench.window->currentContextId().isEmpty());
+    QCOMPARE(bench.window->editor()->lexerHint(), QStringLiteral("python"));
+
+    // Auto-indent keeps the indentation of the line above.
+    CodeEditor *editor = bench.window->editor();
+    editor->setFocus();
+    QTest::keyClicks(editor, QStringLiteral("    x = 1"));
+    QTest::keyClick(editor, Qt::Key_Return);
+    int line = 0, index = 0;
+    editor->getCursorPosition(&line, &index);
+    QCOMPARE(line, 1);
+    QCOMPARE(index, 4);
+
+    const core::ExecutionPtr run = bench.typeAndRun(QStringLiteral("print('hello from the editor')\n6 * 7"));
+    QVERIFY2(run, "Ctrl+Enter did not start a run");
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->status(), QStringLiteral("ok"));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("hello from the editor")));
+    QVERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("42")));
+    QTRY_VERIFY2(bench.window->runStatusText().contains(QStringLiteral("ok")),
+                 qPrintable(bench.window->runStatusText()));
+    // The tree shows the execution count.
+    QTreeWidgetItem *item = bench.window->contextTree()->contextItem(bench.window->currentContextId());
+    QVERIFY(item);
+    QTRY_COMPARE(item->text(ContextTree::RunsColumn), QStringLiteral("1"));
+}
+
+void tst_Workbench::selectionRunsOnlyTheSelection()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    CodeEditor *editor = bench.window->editor();
+    editor->setText(QStringLiteral("print('first')\nprint('second')\n"));
+    editor->setSelection(1, 0, 1, 15);
+    QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
+    const core::ExecutionPtr run = bench.window->lastExecution();
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->code(), QStringLiteral("print('second')"));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("second")));
+}
+
+void tst_Workbench::escapeInterruptsALoopAndKeepsState()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("kept = 'still here'"))));
+
+    const core::ExecutionPtr loop = bench.typeAndRun(
+            QStringLiteral("import time\nwhile True:\n    time.sleep(0.05)"));
+    QVERIFY(loop);
+    QTRY_VERIFY_WITH_TIMEOUT(loop->status() == QLatin1String("running"), kRunTimeout);
+    QTRY_VERIFY(bench.window->action(QStringLiteral("actionInterrupt"))->isEnabled());
+    QTest::keyClick(bench.window->editor(), Qt::Key_Escape);
+    QVERIFY(waitFinished(loop, 15000));
+    QCOMPARE(loop->status(), QStringLiteral("interrupted"));
+
+    const core::ExecutionPtr after = bench.typeAndRun(QStringLiteral("print(kept)"));
+    QVERIFY(waitFinished(after));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("still here")));
+}
+
+void tst_Workbench::errorShowsTraceback()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const core::ExecutionPtr run = bench.typeAndRun(QStringLiteral("def f():\n    return 1 / 0\n\nf()"));
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->status(), QStringLiteral("error"));
+    const QString text = bench.window->output()->toPlainText();
+    QVERIFY2(text.contains(QStringLiteral("ZeroDivisionError")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Traceback")), qPrintable(text));
+}
+
+void tst_Workbench::historySurvivesReopeningTheWindow()
+{
+    QTemporaryDir dir;
+    QString contextId;
+    {
+        Bench bench(dir.path());
+        QVERIFY(bench.createPython());
+        contextId = bench.window->currentContextId();
+        QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("answer = 40 + 2\nprint(answer)"))));
+        QTRY_COMPARE(bench.window->history()->rowCount(), 1);
+    }
+    Bench bench(dir.path());
+    bench.window->contextTree()->selectContext(contextId);
+    QCOMPARE(bench.window->currentContextId(), contextId);
+    HistoryPanel *history = bench.window->history();
+    QCOMPARE(history->rowCount(), 1);
+    history->selectRow(0);
+    QCOMPARE(history->selectedCode(), QStringLiteral("answer = 40 + 2\nprint(answer)"));
+    QTRY_VERIFY(history->outputView()->toPlainText().contains(QStringLiteral("42")));
+
+    // Copy to the editor, then run it again from the editor.
+    emit history->copyToEditorRequested(history->selectedCode());
+    QCOMPARE(bench.window->editor()->text(), QStringLiteral("answer = 40 + 2\nprint(answer)"));
+    QTest::keyClick(bench.window->editor(), Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(waitFinished(bench.window->lastExecution()));
+    QTRY_COMPARE(history->rowCount(), 2);
+}
+
+void tst_Workbench::envEditorRoundTrip()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    EnvPanel *env = bench.window->envPanel();
+
+    QVERIFY(env->workspaceLayer()->setVariable(QStringLiteral("RH_GREETING"), QStringLiteral("workspace")));
+    QCOMPARE(env->effectiveValue(QStringLiteral("RH_GREETING")), QStringLiteral("workspace"));
+    QVERIFY(env->contextLayer()->setVariable(QStringLiteral("RH_GREETING"), QStringLiteral("context")));
+    QCOMPARE(env->effectiveValue(QStringLiteral("RH_GREETING")), QStringLiteral("context"));
+    QCOMPARE(env->contextLayer()->table()->rowCount(), 1);
+
+    core::ExecutionPtr run = bench.typeAndRun(QStringLiteral("import os\nprint(os.environ.get('RH_GREETING'))"));
+    QVERIFY(waitFinished(run));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("context")));
+
+    QVERIFY(env->contextLayer()->unsetVariable(QStringLiteral("RH_GREETING")));
+    QVERIFY(env->effectiveValue(QStringLiteral("RH_GREETING")).isNull());
+    run = bench.typeAndRun(QStringLiteral("print('value:', os.environ.get('RH_GREETING'))"));
+    QVERIFY(waitFinished(run));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("value: None")));
+
+    QVERIFY(env->contextLayer()->clearVariable(QStringLiteral("RH_GREETING")));
+    QCOMPARE(env->contextLayer()->table()->rowCount(), 0);
+    QCOMPARE(env->effectiveValue(QStringLiteral("RH_GREETING")), QStringLiteral("workspace"));
+
+    QVERIFY(!env->contextLayer()->setVariable(QStringLiteral("BAD=KEY"), QStringLiteral("x")));
+    QVERIFY(!env->contextLayer()->lastError().isEmpty());
+}
+
+void tst_Workbench::brokenPluginShowsItsError()
+{
+    QTemporaryDir dir;
+    const QString fixtures = QStringLiteral(REPLHOST_TEST_FIXTURE_DIR);
+    Bench bench(dir.path(), {fixtures + QStringLiteral("/fixture_no_id"),
+                             fixtures + QStringLiteral("/not_a_library"),
+                             QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)});
+    bench.window->showPlugins();
+    PluginsDialog *dialog = bench.window->pluginsDialog();
+    QVERIFY(dialog);
+    QVERIFY(QTest::qWaitForWindowExposed(dialog));
+    QTableWidget *table = dialog->table();
+    int broken = 0;
+    bool pythonLoaded = false;
+    for (int row = 0; row < table->rowCount(); ++row) {
+        const QString state = table->item(row, PluginsDialog::StateColumn)->text();
+        if (state == QLatin1String("broken")) {
+            ++broken;
+            QVERIFY2(!table->item(row, PluginsDialog::DetailsColumn)->text().isEmpty(),
+                     "a broken plugin must say why");
+        }
+        if (table->item(row, PluginsDialog::PluginColumn)->text().contains(QStringLiteral("python"))
+            && state == QLatin1String("loaded"))
+            pythonLoaded = true;
+    }
+    QCOMPARE(broken, 2);
+    QVERIFY(pythonLoaded);
+}
+
+void tst_Workbench::languagePickerExplainsUnusableRuntimes()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path(), {QStringLiteral(REPLHOST_TEST_FIXTURE_DIR "/fixture_ghost"),
+                             QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)});
+    NewContextDialog dialog(*bench.engine, QStringLiteral("python"), QString(), bench.window.get());
+    QCOMPARE(dialog.language(), QStringLiteral("python"));
+    QVERIFY(dialog.usableCount() >= 1);
+    // The ghost runtime is never installed: listed, not selectable, with its reason.
+    QVERIFY(!dialog.selectLanguage(QStringLiteral("ghost")));
+    QListWidget *list = dialog.findChild<QListWidget *>();
+    QVERIFY(list);
+    bool explained = false;
+    for (int i = 0; i < list->count(); ++i) {
+        if (!(list->item(i)->flags() & Qt::ItemIsEnabled) && list->item(i)->text().contains(QStringLiteral("not available:")))
+            explained = true;
+    }
+    QVERIFY(explained);
+}
+
+void tst_Workbench::executionsFromTheApiAppearLive()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    // Any execution the engine starts (the API calls the same ContextManager::run) shows up in
+    // the window without the window asking for it.
+    core::RunRequest request;
+    request.contextId = bench.window->currentContextId();
+    request.code = QStringLiteral("print('from an agent')");
+    const auto run = bench.engine->contexts().run(request);
+    QVERIFY(run);
+    QVERIFY(waitFinished(*run));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("from an agent")));
+
+    // And the server panel serves the same engine.
+    ServerPanel *server = bench.window->serverPanel();
+    QVERIFY2(server->start(0), qPrintable(server->lastError()));
+    QVERIFY(server->baseUrl().startsWith(QStringLiteral("http://127.0.0.1:")));
+    QVERIFY(server->curlExample().contains(QString::fromLatin1(server->token())));
+    server->stop();
+    QVERIFY(!server->isRunning());
+}
+
+void tst_Workbench::hugeOutputKeepsTheWindowResponsive()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    // 100 MB of stdout. The view keeps a bounded part; the event loop must keep turning.
+    const core::ExecutionPtr run = bench.typeAndRun(QStringLiteral(
+            "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(100 * 1024):\n    sys.stdout.write(line)"));
+    QVERIFY(run);
+    qint64 longestGap = 0;
+    QElapsedTimer gap;
+    gap.start();
+    QElapsedTimer total;
+    total.start();
+    while (!run->isFinished() && total.elapsed() < 240000) {
+        QTest::qWait(20);
+        longestGap = qMax(longestGap, gap.restart());
+    }
+    QVERIFY(run->isFinished());
+    QTest::qWait(100);
+    OutputView *output = bench.window->output();
+    QVERIFY2(output->document()->characterCount() < 4 * OutputView::kStreamCharsShown,
+             qPrintable(QString::number(output->document()->characterCount())));
+    QVERIFY(output->hiddenCharacters() > 0);
+    QVERIFY(output->toPlainText().contains(QStringLiteral("not shown here")));
+    qInfo("longest event-loop gap during 100 MB of output: %lld ms", longestGap);
+    QVERIFY2(longestGap < 1000, qPrintable(QString::number(longestGap)));
+}
+
+void tst_Workbench::shortcutsAreUniqueAndListed()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QSet<QString> seen;
+    for (QAction *action : bench.window->allActions()) {
+        for (const QKeySequence &key : action->shortcuts()) {
+            const QString text = key.toString();
+            QVERIFY2(!seen.contains(text), qPrintable(text + QStringLiteral(" is bound twice")));
+            seen.insert(text);
+        }
+    }
+    QVERIFY(seen.contains(QStringLiteral("Ctrl+Return")));
+    QVERIFY(seen.contains(QStringLiteral("Esc")));
+}
+
+QTEST_MAIN(tst_Workbench)
+#include "tst_workbench.moc"
