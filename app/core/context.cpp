@@ -8,7 +8,6 @@
 #include <QDateTime>
 #include <QDir>
 #include <QJsonDocument>
-#include <QProcessEnvironment>
 
 namespace replhost::core {
 
@@ -32,19 +31,6 @@ qint64 outputSize(const Event &event)
     default:
         return 0;
     }
-}
-
-Environment baseEnvironment()
-{
-    Environment env;
-    const auto system = QProcessEnvironment::systemEnvironment();
-    for (const QString &key : system.keys()) {
-        // The host's own secrets and settings are not the interpreter's business.
-        if (key.startsWith(QLatin1String("REPLHOST_")))
-            continue;
-        env.insert(key, system.value(key));
-    }
-    return env;
 }
 
 } // namespace
@@ -109,7 +95,7 @@ Environment Context::desiredEnvironment()
 {
     if (m_desiredEnvValid)
         return m_desiredEnv;
-    Environment env = baseEnvironment();
+    Environment env = EnvLayers::base();
     if (auto ws = m_manager->m_store->env(storage::EnvScope::Workspace, m_record.workspaceId))
         env = EnvLayers::apply(env, *ws);
     if (auto ctx = m_manager->m_store->env(storage::EnvScope::Context, m_record.id))
@@ -147,12 +133,15 @@ Result<void> Context::ensureSession()
         m_sessionReady = true;
         m_languageVersion = m_session->info().languageVersion;
         setState(QStringLiteral("idle"));
+        answerWhenReady();
         pump();
     });
     connect(session, &Session::failed, this, &Context::onSessionFailed);
     connect(session, &Session::event, this, &Context::onSessionEvent);
     connect(session, &Session::terminated, this, &Context::onSessionTerminated);
     setState(QStringLiteral("starting"));
+    emit m_manager->workerStarted(m_record.language, m_hadWorker);
+    m_hadWorker = true;
     session->start();
     return {};
 }
@@ -354,6 +343,7 @@ void Context::abort(const Pending &pending, const QString &ename, const QString 
 
 void Context::onSessionFailed(const QString &message)
 {
+    failWhenReady(QStringLiteral("the %1 interpreter did not start: %2").arg(m_record.language, message));
     dropSession();
     while (!m_queue.isEmpty())
         abort(m_queue.dequeue(), QStringLiteral("StartFailed"),
@@ -382,6 +372,7 @@ void Context::onSessionTerminated(bool expected, const QString &reason)
 
 void Context::dropSession()
 {
+    failWhenReady(QStringLiteral("the %1 interpreter ended").arg(m_record.language));
     if (!m_session)
         return;
     m_session->disconnect(this);
@@ -428,6 +419,7 @@ void Context::stop(const QString &reason)
         m_running = {};
         abort(running, QStringLiteral("Aborted"), reason);
     }
+    failWhenReady(reason);
     if (m_session) {
         m_session->disconnect(this);
         m_session.reset();  // kills the process group now
@@ -445,10 +437,19 @@ void Context::restart()
 
 void Context::complete(const QString &code, int cursor, ContextManager::Reply reply)
 {
-    if (!m_session || !m_sessionReady || m_running.execution) {
+    if (m_running.execution) {
         reply(makeError(QStringLiteral("busy"),
-                        QStringLiteral("the context is %1; completion needs an idle interpreter")
-                            .arg(m_state)));
+                        QStringLiteral("the context is running code; completion needs an idle "
+                                       "interpreter")));
+        return;
+    }
+    if (!m_session || !m_sessionReady) {
+        // A context that sleeps or is starting answers once its interpreter is up.
+        if (auto r = ensureSession(); !r) {
+            reply(r.error());
+            return;
+        }
+        m_whenReady.append({[this, code, cursor, reply] { complete(code, cursor, reply); }, reply});
         return;
     }
     m_session->complete(code, cursor, std::move(reply));
@@ -456,13 +457,35 @@ void Context::complete(const QString &code, int cursor, ContextManager::Reply re
 
 void Context::variables(ContextManager::Reply reply)
 {
-    if (!m_session || !m_sessionReady || m_running.execution) {
+    if (m_running.execution) {
         reply(makeError(QStringLiteral("busy"),
-                        QStringLiteral("the context is %1; variables need an idle interpreter")
-                            .arg(m_state)));
+                        QStringLiteral("the context is running code; variables need an idle "
+                                       "interpreter")));
+        return;
+    }
+    if (!m_session || !m_sessionReady) {
+        if (auto r = ensureSession(); !r) {
+            reply(r.error());
+            return;
+        }
+        m_whenReady.append({[this, reply] { variables(reply); }, reply});
         return;
     }
     m_session->variables(std::move(reply));
+}
+
+void Context::answerWhenReady()
+{
+    const QList<Query> waiting = std::exchange(m_whenReady, {});
+    for (const Query &query : waiting)
+        query.ask();
+}
+
+void Context::failWhenReady(const QString &message)
+{
+    const QList<Query> waiting = std::exchange(m_whenReady, {});
+    for (const Query &query : waiting)
+        query.reply(makeError(QStringLiteral("worker_died"), message));
 }
 
 } // namespace replhost::core

@@ -11,6 +11,7 @@
 #include <QQueue>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 
 namespace replhost::core {
@@ -71,6 +72,9 @@ private:
     void abort(const Pending &pending, const QString &ename, const QString &evalue);
     void dropSession();
     void setState(const QString &state);
+    // Completion and variables asked before the interpreter was ready wait for it.
+    void answerWhenReady();
+    void failWhenReady(const QString &message);
 
     ContextManager *m_manager;
     storage::ContextRecord m_record;
@@ -79,12 +83,18 @@ private:
     QString m_languageVersion;
     std::unique_ptr<sdk::Session> m_session;
     bool m_sessionReady = false;
+    bool m_hadWorker = false;       // a worker was started for this context before (metrics)
     bool m_hadState = false;        // executions ran in an interpreter that is gone
     bool m_noticeStateLoss = false; // the next run must say the earlier state is gone
     Environment m_appliedEnv;
     Environment m_desiredEnv;       // cache of desiredEnvironment()
     bool m_desiredEnvValid = false;
     QQueue<Pending> m_queue;
+    struct Query {
+        std::function<void()> ask;      // asks the (now ready) interpreter
+        ContextManager::Reply reply;    // answers with an error if it never becomes ready
+    };
+    QList<Query> m_whenReady;
     Pending m_running;
     qint64 m_runningOutput = 0;
     bool m_runningTruncated = false;

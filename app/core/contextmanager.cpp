@@ -11,6 +11,7 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QUuid>
 
 namespace replhost::core {
@@ -83,6 +84,29 @@ ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *wr
                 context->invalidateEnvironment();
         }
     });
+    connect(m_workspaces, &WorkspaceManager::aboutToRemove, this,
+            &ContextManager::removeWorkspaceContexts, Qt::DirectConnection);
+}
+
+void ContextManager::removeWorkspaceContexts(const QString &workspaceId)
+{
+    QList<Context *> doomed;
+    for (Context *context : std::as_const(m_contexts)) {
+        if (context->record().workspaceId == workspaceId)
+            doomed.append(context);
+    }
+    for (Context *context : doomed)
+        context->stop(QStringLiteral("the workspace was deleted"));
+    // The aborted runs are recorded before the workspace's rows (and with them the history)
+    // are deleted, so the writer never writes rows for a context that no longer exists.
+    m_writer->flush();
+    for (Context *context : doomed) {
+        const QString id = context->record().id;
+        const QString wsName = context->workspaceName();
+        m_contexts.remove(id);
+        delete context;
+        emit contextRemoved(wsName, id);
+    }
 }
 
 ContextManager::~ContextManager()
@@ -179,6 +203,15 @@ Result<ContextInfo> ContextManager::get(const QString &workspace, const QString 
     if (!context)
         return context.error();
     return (*context)->info();
+}
+
+QList<ContextInfo> ContextManager::all() const
+{
+    QList<ContextInfo> infos;
+    infos.reserve(m_contexts.size());
+    for (const Context *context : std::as_const(m_contexts))
+        infos.append(context->info());
+    return infos;
 }
 
 Result<QList<ContextInfo>> ContextManager::list(const QString &workspace,
@@ -307,6 +340,7 @@ void ContextManager::remember(const ExecutionPtr &execution)
     m_finishedOrder.append(execution->id());
     while (m_finishedOrder.size() > m_finishedKept)
         m_executions.remove(m_finishedOrder.takeFirst());
+    emit executionFinished(execution);
 }
 
 Result<ExecutionPtr> ContextManager::execution(const QString &executionId) const
@@ -316,6 +350,60 @@ Result<ExecutionPtr> ContextManager::execution(const QString &executionId) const
         return makeError(QStringLiteral("not_found"),
                          QStringLiteral("no running or recent execution \"%1\"").arg(executionId));
     return execution;
+}
+
+Result<ExecutionPtr> ContextManager::lookupExecution(const QString &executionId)
+{
+    if (const ExecutionPtr live = m_executions.value(executionId))
+        return live;
+    // Finished executions leave memory after their rows were queued: commit them before looking.
+    m_writer->flush();
+    auto row = m_store->execution(executionId);
+    if (!row)
+        return row.error();
+    const Error missing = makeError(QStringLiteral("not_found"),
+                                    QStringLiteral("no execution \"%1\"").arg(executionId));
+    if (!row->has_value())
+        return missing;
+    const storage::ExecutionRecord &record = row->value();
+    auto context = m_store->context(record.contextId);
+    if (!context)
+        return context.error();
+    if (!context->has_value())
+        return missing;
+    auto ws = m_store->workspaceById(context->value().workspaceId);
+    if (!ws)
+        return ws.error();
+    if (!ws->has_value())
+        return missing;
+    auto rows = m_store->events(executionId);
+    if (!rows)
+        return rows.error();
+    QList<sdk::Event> events;
+    events.reserve(rows->size());
+    for (const storage::ExecutionEventRecord &event : *rows)
+        events.append(sdk::Event::fromJson(QJsonDocument::fromJson(event.json).object()));
+
+    auto execution = ExecutionPtr(new Execution(record.id, ws->value().name, record.contextId,
+                                                context->value().language, record.code),
+                                  [](Execution *e) { e->deleteLater(); });
+    // A row still "running" here belongs to no live context (its engine ended without finishing
+    // it); it is reported as it was left.
+    execution->restore(record.status, record.executionCount,
+                       QDateTime::fromMSecsSinceEpoch(record.startedAt, Qt::UTC),
+                       record.durationMs, events);
+    return execution;
+}
+
+Result<QList<storage::ExecutionRecord>> ContextManager::history(const QString &workspace,
+                                                                const QString &id,
+                                                                qint64 beforeSeq, int limit)
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    m_writer->flush();  // the newest runs are in the writer's queue until its next batch
+    return m_store->executions(id, beforeSeq, limit);
 }
 
 Result<void> ContextManager::interruptExecution(const QString &executionId)

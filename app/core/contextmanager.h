@@ -87,6 +87,8 @@ public:
 
     Result<ContextInfo> create(const CreateContextRequest &request);
     Result<ContextInfo> get(const QString &workspace, const QString &id) const;
+    // Every context of every workspace, in no particular order.
+    QList<ContextInfo> all() const;
     // Oldest first; `language` filters by handler id or alias when non-empty.
     Result<QList<ContextInfo>> list(const QString &workspace, const QString &language = {}) const;
     // Kills the worker's whole process group; queued executions end "aborted".
@@ -100,6 +102,15 @@ public:
     // A live or recently finished execution. Error "not_found".
     Result<ExecutionPtr> execution(const QString &executionId) const;
     Result<void> interruptExecution(const QString &executionId);
+    // Like execution(), and when the execution is no longer in memory, the finished execution
+    // read back from the history (status, timing and the events that were kept), so a client can
+    // still fetch it or replay its stream. Error "not_found", "storage".
+    Result<ExecutionPtr> lookupExecution(const QString &executionId);
+    // The context's execution history, newest first: at most `limit` executions whose seq is
+    // below `beforeSeq` (from the newest when beforeSeq <= 0), the running one included.
+    // Errors: "not_found" (context), "storage".
+    Result<QList<storage::ExecutionRecord>> history(const QString &workspace, const QString &id,
+                                                    qint64 beforeSeq, int limit);
 
     // The context env layer; same rules as WorkspaceManager::changeEnv.
     Result<QList<storage::EnvVarRecord>> env(const QString &workspace, const QString &id) const;
@@ -123,9 +134,15 @@ signals:
     void contextChanged(const replhost::core::ContextInfo &context);
     void contextRemoved(const QString &workspace, const QString &id);
     void executionStarted(replhost::core::ExecutionPtr execution);
+    // Every execution that ends, however it ends (also those aborted before they started).
+    void executionFinished(replhost::core::ExecutionPtr execution);
+    // A worker started for a context; `restart` when the context had a worker before (it died,
+    // was killed to stop a run, or the context was restarted).
+    void workerStarted(const QString &language, bool restart);
 
 private:
     friend class Context;
+    void removeWorkspaceContexts(const QString &workspaceId);
     Result<Context *> find(const QString &workspace, const QString &id) const;
     void remember(const ExecutionPtr &execution);
 

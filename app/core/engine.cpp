@@ -11,6 +11,10 @@ namespace replhost::core {
 
 Engine::~Engine()
 {
+    delete m_metrics;
+    m_metrics = nullptr;
+    delete m_commands;  // kills what still runs
+    m_commands = nullptr;
     // Contexts first: stopping them records their last events through the writer and store.
     delete m_contexts;
     m_contexts = nullptr;
@@ -86,6 +90,10 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
                                             config.finishedExecutionsKept, engine.get());
     if (auto r = engine->m_contexts->load(); !r)
         return r.error();
+    engine->m_commands = new CommandRunner(engine->m_store.get(), engine->m_workspaces,
+                                           config.maxOutputBytesPerExecution,
+                                           config.finishedExecutionsKept, engine.get());
+    engine->m_metrics = new Metrics(engine->m_contexts, engine->m_commands, engine.get());
     return engine;
 }
 

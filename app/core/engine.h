@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "commandrunner.h"
 #include "contextmanager.h"
 #include "engineconfig.h"
+#include "metrics.h"
 #include "pluginregistry.h"
 #include "workspacemanager.h"
 
@@ -37,6 +39,8 @@ public:
     PluginRegistry &plugins() { return *m_plugins; }
     WorkspaceManager &workspaces() { return *m_workspaces; }
     ContextManager &contexts() { return *m_contexts; }
+    CommandRunner &commands() { return *m_commands; }
+    Metrics &metrics() { return *m_metrics; }
     storage::Store &store() { return *m_store; }
 
     static QString appVersion();
@@ -53,6 +57,8 @@ private:
     PluginRegistry *m_plugins = nullptr;
     WorkspaceManager *m_workspaces = nullptr;
     ContextManager *m_contexts = nullptr;
+    CommandRunner *m_commands = nullptr;
+    Metrics *m_metrics = nullptr;
 };
 
 } // namespace replhost::core

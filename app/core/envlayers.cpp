@@ -1,7 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "envlayers.h"
 
+#include <QProcessEnvironment>
+
 namespace replhost::core {
+
+Environment EnvLayers::base()
+{
+    Environment env;
+    const auto system = QProcessEnvironment::systemEnvironment();
+    for (const QString &key : system.keys()) {
+        if (key.startsWith(QLatin1String("REPLHOST_")))
+            continue;
+        env.insert(key, system.value(key));
+    }
+    return env;
+}
 
 Environment EnvLayers::apply(Environment base, const QList<storage::EnvVarRecord> &layer)
 {

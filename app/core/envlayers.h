@@ -17,6 +17,10 @@ using Environment = QMap<QString, QString>;
 // → execution layer, each layer setting keys or explicitly unsetting them.
 class EnvLayers {
 public:
+    // The environment every layer builds on: the host's own, without its REPLHOST_* variables
+    // (the host's secrets and settings are not a worker's business).
+    static Environment base();
+
     // `base` with `layer` applied: set keys overwrite, unset keys are removed.
     static Environment apply(Environment base, const QList<storage::EnvVarRecord> &layer);
     static Environment apply(Environment base, const sdk::EnvChange &change);

@@ -40,6 +40,17 @@ void Execution::addEvent(const Event &event)
         emit finished();
 }
 
+void Execution::restore(const QString &status, int executionCount, const QDateTime &startedAt,
+                        qint64 durationMs, const QList<Event> &events)
+{
+    m_status = status;
+    m_executionCount = executionCount;
+    m_startedAt = startedAt;
+    m_durationMs = durationMs;
+    m_events = events;
+    m_finished = true;
+}
+
 QJsonObject Execution::toJson(bool withEvents) const
 {
     QString out, err;
@@ -48,6 +59,7 @@ QJsonObject Execution::toJson(bool withEvents) const
     QJsonArray displays, events;
     bool stateLost = false;
     QJsonValue cwd;
+    QJsonValue exitCode;
     for (const Event &e : m_events) {
         switch (e.kind) {
         case Event::Kind::Stream:
@@ -68,6 +80,7 @@ QJsonObject Execution::toJson(bool withEvents) const
         case Event::Kind::Done:
             stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
             cwd = e.fields.value(QLatin1String("cwd"));
+            exitCode = e.fields.value(QLatin1String("exit_code"));
             break;
         default:
             break;
@@ -78,7 +91,7 @@ QJsonObject Execution::toJson(bool withEvents) const
     QJsonObject json{
         {QStringLiteral("id"), m_id},
         {QStringLiteral("workspace"), m_workspace},
-        {QStringLiteral("context_id"), m_contextId},
+        {QStringLiteral("context_id"), m_contextId.isEmpty() ? QJsonValue() : QJsonValue(m_contextId)},
         {QStringLiteral("language"), m_language},
         {QStringLiteral("status"), m_status},
         {QStringLiteral("execution_count"), m_executionCount},
@@ -90,9 +103,12 @@ QJsonObject Execution::toJson(bool withEvents) const
         {QStringLiteral("displays"), displays},
         {QStringLiteral("error"), error},
         {QStringLiteral("state_lost"), stateLost},
+        {QStringLiteral("code"), m_code},
     };
     if (!cwd.isUndefined())
         json.insert(QStringLiteral("cwd"), cwd);
+    if (!exitCode.isUndefined())
+        json.insert(QStringLiteral("exit_code"), exitCode);
     if (withEvents)
         json.insert(QStringLiteral("events"), events);
     return json;

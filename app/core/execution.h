@@ -45,6 +45,10 @@ public:
     void setExecutionCount(int count) { m_executionCount = count; }
     void markRunning();
     void addEvent(const sdk::Event &event);  // a Done event finishes the execution
+    // Makes this a finished execution read back from the history: its status, timing and the
+    // events that were kept. It emits nothing, and nothing can be added afterwards.
+    void restore(const QString &status, int executionCount, const QDateTime &startedAt,
+                 qint64 durationMs, const QList<sdk::Event> &events);
 
 signals:
     void eventAdded(const replhost::sdk::Event &event, int index);

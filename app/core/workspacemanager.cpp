@@ -5,6 +5,7 @@
 #include "storage/store.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QRegularExpression>
 
 namespace replhost::core {
@@ -55,7 +56,10 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
     if (existing->has_value())
         return makeError(QStringLiteral("conflict"),
                          QStringLiteral("workspace \"%1\" already exists").arg(name));
-    return m_store->createWorkspace(name, QDir(dir).canonicalPath());
+    auto created = m_store->createWorkspace(name, QDir(dir).canonicalPath());
+    if (created)
+        emit workspaceAdded(*created);
+    return created;
 }
 
 Result<storage::WorkspaceRecord> WorkspaceManager::get(const QString &name) const
@@ -73,6 +77,56 @@ Result<storage::WorkspaceRecord> WorkspaceManager::get(const QString &name) cons
 Result<QList<storage::WorkspaceRecord>> WorkspaceManager::list() const
 {
     return m_store->workspaces();
+}
+
+Result<WorkspaceFiles> WorkspaceManager::files(const QString &name) const
+{
+    auto ws = get(name);
+    if (!ws)
+        return ws.error();
+    if (!QFileInfo(ws->directory).isDir() && !QDir().mkpath(ws->directory))
+        return makeError(QStringLiteral("io"),
+                         QStringLiteral("the directory of workspace \"%1\" (%2) is missing and "
+                                        "cannot be created").arg(ws->name, ws->directory));
+    return WorkspaceFiles(ws->directory);
+}
+
+Result<void> WorkspaceManager::remove(const QString &name, bool purge)
+{
+    auto ws = get(name);
+    if (!ws)
+        return ws.error();
+    if (ws->name == defaultName())
+        return makeError(QStringLiteral("conflict"),
+                         QStringLiteral("the default workspace cannot be deleted; delete its "
+                                        "contexts instead"));
+    const QString directory = QDir::cleanPath(ws->directory);
+    if (purge) {
+        // A workspace may have been created over an existing directory; purging must never take
+        // the engine's own data or a whole home directory with it.
+        const QString data = QDir::cleanPath(QFileInfo(m_dataDir).canonicalFilePath());
+        const QString home = QDir::cleanPath(QDir::homePath());
+        const auto contains = [](const QString &outer, const QString &inner) {
+            return !inner.isEmpty()
+                   && (inner == outer || inner.startsWith(outer + QLatin1Char('/')));
+        };
+        if (directory == QLatin1String("/") || directory == home || contains(directory, data))
+            return makeError(QStringLiteral("forbidden"),
+                             QStringLiteral("refusing to purge %1: it holds the data directory or "
+                                            "a home directory; delete without purge and remove "
+                                            "the files by hand").arg(directory));
+    }
+
+    emit aboutToRemove(ws->id, ws->name);
+    if (auto r = m_store->deleteWorkspace(ws->id); !r)
+        return r;
+    emit workspaceRemoved(ws->name);
+
+    if (purge && QFileInfo(directory).isDir() && !QDir(directory).removeRecursively())
+        return makeError(QStringLiteral("io"),
+                         QStringLiteral("workspace \"%1\" was deleted, but some files in %2 could "
+                                        "not be removed").arg(ws->name, directory));
+    return {};
 }
 
 Result<QList<storage::EnvVarRecord>> WorkspaceManager::env(const QString &name) const

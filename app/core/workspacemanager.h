@@ -2,6 +2,7 @@
 #pragma once
 
 #include "storage/records.h"
+#include "workspacefiles.h"
 
 #include <replhost/sdk/result.h>
 
@@ -34,6 +35,16 @@ public:
     // Error "not_found" with the name in the message.
     Result<storage::WorkspaceRecord> get(const QString &name) const;
     Result<QList<storage::WorkspaceRecord>> list() const;
+    // The workspace's files, with every path confined to its directory. Error "not_found".
+    Result<WorkspaceFiles> files(const QString &name) const;
+
+    // Deletes the workspace with its contexts, env layer and execution history. Its contexts are
+    // stopped first (aboutToRemove: running and queued executions end "aborted" and are recorded)
+    // so no worker outlives its workspace. The directory is kept unless `purge` is true; purging
+    // refuses directories that hold the data directory or the user's home. Errors: "not_found",
+    // "conflict" (the default workspace), "forbidden" (a directory that must not be purged),
+    // "io" (the rows are gone but some files could not be deleted), "storage".
+    Result<void> remove(const QString &name, bool purge = false);
 
     // The workspace env layer. `set` keys get values, `unset` keys are explicitly removed (they
     // hide the base environment), `clear` keys are dropped from the layer. Error "bad_request"
@@ -45,6 +56,12 @@ public:
 signals:
     // The workspace's env layer changed: contexts pick it up on their next run.
     void envChanged(const QString &workspaceId);
+    void workspaceAdded(const replhost::storage::WorkspaceRecord &workspace);
+    // Emitted by remove() before any row is deleted; receivers must be connected directly, since
+    // the workspace is gone when remove() returns. ContextManager stops the workspace's contexts,
+    // CommandRunner its commands.
+    void aboutToRemove(const QString &workspaceId, const QString &name);
+    void workspaceRemoved(const QString &name);
 
 private:
     storage::Store *m_store;

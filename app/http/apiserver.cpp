@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "apiserver.h"
 
+#include "commandsapi.h"
 #include "connectionguard.h"
+#include "filesapi.h"
 #include "guardedtcpserver.h"
 #include "httpexchange.h"
+#include "httpmetrics.h"
 #include "nativeapi.h"
 
+#include "core/engine.h"
+#include "core/prometheuswriter.h"
+
+#include <QDeadlineTimer>
+#include <QEventLoop>
 #include <QHttpServerRequest>
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QTcpSocket>
+#include <QTimer>
 
 namespace replhost::http {
 
@@ -37,16 +46,25 @@ QByteArray methodName(QHttpServerRequest::Method method)
 
 ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *parent)
     : QObject(parent),
+      m_engine(engine),
       m_config(std::move(config)),
       m_gate(m_config.token, m_config.allowedHosts, m_config.allowedOrigins),
-      m_native(std::make_unique<NativeApi>(engine, m_config.sseKeepAliveMs))
+      m_streams(m_config.maxStreamsPerClient),
+      m_native(std::make_unique<NativeApi>(engine, m_config.sseKeepAliveMs, m_streams)),
+      m_files(std::make_unique<FilesApi>(engine)),
+      m_commands(std::make_unique<CommandsApi>(engine, m_config.sseKeepAliveMs, m_streams)),
+      m_httpMetrics(std::make_shared<HttpMetrics>())
 {
     m_router.add("GET", QStringLiteral("/healthz"),
                  [](const std::shared_ptr<HttpExchange> &exchange) {
                      exchange->sendJson(200, QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")}});
                  },
                  Router::Access::Public);
+    m_router.add("GET", QStringLiteral("/metrics"),
+                 [this](const std::shared_ptr<HttpExchange> &exchange) { metrics(exchange); });
     m_native->registerRoutes(m_router);
+    m_files->registerRoutes(m_router);
+    m_commands->registerRoutes(m_router);
 
     // No QHttpServer routes are registered: every request reaches the missing handler, which is
     // our single entry point (see Router for why).
@@ -73,6 +91,32 @@ Result<void> ApiServer::listen()
     m_tcp = tcp;
     m_gate.setEndpoint(tcp->serverAddress(), tcp->serverPort());
     return {};
+}
+
+void ApiServer::stopListening()
+{
+    if (m_tcp)
+        m_tcp->close();
+}
+
+void ApiServer::flush(int timeoutMs)
+{
+    if (!m_tcp)
+        return;
+    const QDeadlineTimer deadline(timeoutMs);
+    QEventLoop loop;
+    QTimer tick;  // wakes the loop when no socket event comes
+    tick.start(20);
+    while (!deadline.hasExpired()) {
+        bool pending = false;
+        for (QTcpSocket *socket : m_tcp->findChildren<QTcpSocket *>()) {
+            if (socket->state() == QAbstractSocket::ConnectedState && socket->bytesToWrite() > 0)
+                pending = true;
+        }
+        if (!pending)
+            return;
+        loop.processEvents(QEventLoop::ExcludeUserInputEvents | QEventLoop::WaitForMoreEvents);
+    }
 }
 
 quint16 ApiServer::port() const
@@ -124,6 +168,10 @@ void ApiServer::dispatch(const QHttpServerRequest &request, QHttpServerResponder
     auto exchange = std::make_shared<HttpExchange>(
             std::move(responder), HttpRequest::fromQt(request, method), closeAfter, guard);
     exchange->setChunkedAllowed(http11);
+    exchange->setAnswerObserver([metrics = std::weak_ptr<HttpMetrics>(m_httpMetrics)](const QString &route, int status) {
+        if (const std::shared_ptr<HttpMetrics> alive = metrics.lock())
+            alive->record(route, status);
+    });
     qCInfo(lcAccess).noquote() << exchange->request().method << exchange->request().path;
     if (guard)
         guard->submit([this, exchange] { handle(exchange); });
@@ -158,6 +206,8 @@ void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)
     }
 
     const Router::Match match = m_router.match(request.method, request.path);
+    if (match.kind == Router::Match::Kind::Found)
+        exchange->setRoute(match.route);  // counted under its route even when refused below
     if (match.kind != Router::Match::Kind::Found || match.access != Router::Access::Public) {
         // Authenticate before saying whether a route exists.
         if (const Result<void> token = m_gate.checkToken(request.header("authorization")); !token) {
@@ -183,6 +233,14 @@ void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)
         (*match.handler)(exchange);
         return;
     }
+}
+
+void ApiServer::metrics(const std::shared_ptr<HttpExchange> &exchange)
+{
+    core::PrometheusWriter out;
+    m_engine.metrics().write(out);
+    m_httpMetrics->write(out, m_streams.openStreams());
+    exchange->send(200, core::PrometheusWriter::contentType(), out.text());
 }
 
 } // namespace replhost::http

@@ -4,6 +4,7 @@
 #include "apiserverconfig.h"
 #include "router.h"
 #include "securitygate.h"
+#include "streamlimiter.h"
 
 #include <replhost/sdk/result.h>
 
@@ -17,13 +18,17 @@ namespace replhost::core { class Engine; }
 
 namespace replhost::http {
 
+class CommandsApi;
+class FilesApi;
+class HttpMetrics;
 class GuardedTcpServer;
 class HttpExchange;
 class NativeApi;
 
 // The HTTP face of an Engine: one QHttpServer on one address, every connection guarded
 // (ConnectionGuard), every request passed through the SecurityGate, then routed (Router) to the
-// native API v1 (NativeApi). GET /healthz is the only route that needs no token.
+// native API v1 (NativeApi, FilesApi, CommandsApi). GET /healthz is the only route that needs no
+// token; GET /metrics serves the engine's and the server's counters in the Prometheus format.
 //
 // Ownership: owns the HTTP server, its listening socket and connections. The engine must
 // outlive this object. Threading: the engine's thread; create, listen and destroy there.
@@ -36,6 +41,13 @@ public:
     // Starts listening. Error "io" when the address cannot be bound (the message says why).
     Result<void> listen();
 
+    // Graceful shutdown, in two steps around stopping the engine's work: stopListening() takes
+    // no new connections; after the engine has ended its runs (their streams get their last
+    // events), flush() lets the answers already written reach the clients, waiting at most
+    // `timeoutMs` while the event loop runs.
+    void stopListening();
+    void flush(int timeoutMs);
+
     quint16 port() const;
     QHostAddress address() const;
     // "http://127.0.0.1:<port>" (a local URL even when bound to every interface).
@@ -47,11 +59,18 @@ public:
 private:
     void dispatch(const QHttpServerRequest &request, QHttpServerResponder &&responder);
     void handle(const std::shared_ptr<HttpExchange> &exchange);
+    void metrics(const std::shared_ptr<HttpExchange> &exchange);
 
+    core::Engine &m_engine;
     ApiServerConfig m_config;
     SecurityGate m_gate;
+    StreamLimiter m_streams;
     Router m_router;
     std::unique_ptr<NativeApi> m_native;
+    std::unique_ptr<FilesApi> m_files;
+    std::unique_ptr<CommandsApi> m_commands;
+    // Shared with the exchanges' observers, which may answer after the server is gone.
+    std::shared_ptr<HttpMetrics> m_httpMetrics;
     QHttpServer m_http;
     QPointer<GuardedTcpServer> m_tcp;  // owned by m_http after bind()
 };

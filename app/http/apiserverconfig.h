@@ -18,6 +18,7 @@ struct ApiServerConfig {
     QStringList allowedOrigins;     // Origins accepted besides the server's own local ones
     ConnectionLimits limits;
     int sseKeepAliveMs = 15 * 1000; // ": keep-alive" comment interval on quiet streams
+    int maxStreamsPerClient = 32;   // event streams one client address may hold open; 0: no cap
 };
 
 } // namespace replhost::http

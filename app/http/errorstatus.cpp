@@ -16,9 +16,13 @@ int ErrorStatus::forCode(const QString &code)
         {QStringLiteral("method_not_allowed"), 405},
         {QStringLiteral("conflict"), 409},
         {QStringLiteral("busy"), 409},
+        {QStringLiteral("worker_died"), 409},
         {QStringLiteral("payload_too_large"), 413},
+        {QStringLiteral("range_not_satisfiable"), 416},
+        {QStringLiteral("too_many_streams"), 429},
         {QStringLiteral("header_fields_too_large"), 431},
         {QStringLiteral("not_implemented"), 501},
+        {QStringLiteral("unsupported"), 501},
         {QStringLiteral("unavailable"), 503},
         {QStringLiteral("locked"), 503},
     };

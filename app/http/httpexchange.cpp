@@ -69,13 +69,20 @@ void HttpExchange::complete()
         m_guard->endResponse(m_closeAfter);
 }
 
+void HttpExchange::answering(int status)
+{
+    m_answered = true;
+    if (m_observer)
+        m_observer(m_route, status);
+}
+
 void HttpExchange::send(int status, const QByteArray &contentType, const QByteArray &body)
 {
     if (m_answered) {
         qCWarning(lcExchange) << "second answer to one request ignored";
         return;
     }
-    m_answered = true;
+    answering(status);
     HeaderList headers = commonHeaders();
     if (!contentType.isEmpty())
         headers.prepend({"Content-Type", contentType});
@@ -126,7 +133,7 @@ bool HttpExchange::beginStream(int status, const HeaderList &headers)
         qCWarning(lcExchange) << "second answer to one request ignored";
         return false;
     }
-    m_answered = true;
+    answering(status);
     if (!m_chunkedAllowed)
         m_closeAfter = true;  // the end of the body is the end of the connection
     HeaderList all = headers + commonHeaders();
@@ -138,11 +145,29 @@ bool HttpExchange::beginStream(int status, const HeaderList &headers)
     return ok;
 }
 
+bool HttpExchange::beginBody(int status, const HeaderList &headers, qint64 length)
+{
+    if (m_answered) {
+        qCWarning(lcExchange) << "second answer to one request ignored";
+        return false;
+    }
+    answering(status);
+    m_fixedLength = true;
+    HeaderList all = headers + commonHeaders();
+    all.emplaceBack("Content-Length", QByteArray::number(length));
+    const bool ok = write(HttpResponse::head(status, all));
+    if (m_request.method == "HEAD" || length == 0) {
+        complete();
+        return ok;
+    }
+    return ok;
+}
+
 bool HttpExchange::writeChunk(const QByteArray &data)
 {
     if (!m_answered || m_completed || data.isEmpty())
         return isConnected();
-    const QByteArray framed = m_chunkedAllowed
+    const QByteArray framed = m_chunkedAllowed && !m_fixedLength
             ? QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n"
             : data;
     const bool ok = write(framed);
@@ -155,7 +180,7 @@ void HttpExchange::endStream()
 {
     if (!m_answered || m_completed)
         return;
-    if (m_chunkedAllowed)
+    if (m_chunkedAllowed && !m_fixedLength)
         write(QByteArrayLiteral("0\r\n\r\n"));
     complete();
 }

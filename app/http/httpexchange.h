@@ -10,6 +10,8 @@
 #include <QJsonValue>
 #include <QPointer>
 
+#include <functional>
+
 class QTcpSocket;
 
 namespace replhost::http {
@@ -44,6 +46,12 @@ public:
     // closing the connection. Call before answering.
     void setChunkedAllowed(bool allowed) { m_chunkedAllowed = allowed; }
 
+    // Told the status of the answer when it starts (for metrics), with the route set below.
+    using AnswerObserver = std::function<void(const QString &route, int status)>;
+    void setAnswerObserver(AnswerObserver observer) { m_observer = std::move(observer); }
+    // The pattern of the route that handles the request ("GET /v1/contexts/{id}").
+    void setRoute(const QString &route) { m_route = route; }
+
     // Headers added to the answer (for example CORS); call before answering.
     void addHeader(const QByteArray &name, const QByteArray &value);
 
@@ -62,6 +70,10 @@ public:
     // writeChunk frames one chunk; endStream writes the last chunk and completes the answer.
     // Return false when the client is gone.
     bool beginStream(int status, const HeaderList &headers);
+    // Like beginStream, for a body whose length is known (a file): Content-Length instead of
+    // chunked framing, and writeChunk writes the bytes as they are. The caller writes exactly
+    // `length` bytes before endStream.
+    bool beginBody(int status, const HeaderList &headers, qint64 length);
     bool writeChunk(const QByteArray &data);
     void endStream();
 
@@ -69,14 +81,18 @@ private:
     HeaderList commonHeaders() const;
     bool write(const QByteArray &bytes);
     void complete();
+    void answering(int status);
 
     QHttpServerResponder m_responder;
     HttpRequest m_request;
     QPointer<QTcpSocket> m_socket;
     QPointer<ConnectionGuard> m_guard;
     HeaderList m_extraHeaders;
+    AnswerObserver m_observer;
+    QString m_route;
     bool m_closeAfter = false;
     bool m_chunkedAllowed = true;
+    bool m_fixedLength = false;  // beginBody(): no chunk framing
     bool m_answered = false;   // an answer has been started
     bool m_completed = false;  // the answer is complete (the guard was told)
 };

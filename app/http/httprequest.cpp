@@ -48,3 +48,27 @@ bool HttpRequest::queryFlag(const QString &name) const
 }
 
 } // namespace replhost::http
+
+namespace replhost::http {
+
+Result<qint64> HttpRequest::queryInteger(const QString &name, qint64 fallback, qint64 min,
+                                         qint64 max) const
+{
+    const QString text = queryValue(name).trimmed();
+    if (text.isEmpty())
+        return fallback;
+    bool ok = false;
+    const qint64 value = text.toLongLong(&ok);
+    if (!ok || value < min || value > max)
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("query parameter '%1' must be an integer from %2 to %3, "
+                                        "not '%4'").arg(name).arg(min).arg(max).arg(text));
+    return value;
+}
+
+QString HttpRequest::queryValue(const QString &name) const
+{
+    return query.queryItemValue(name, QUrl::FullyDecoded);
+}
+
+} // namespace replhost::http

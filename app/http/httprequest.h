@@ -9,6 +9,8 @@
 #include <QString>
 #include <QUrlQuery>
 
+#include <replhost/sdk/result.h>
+
 class QHttpServerRequest;
 
 namespace replhost::http {
@@ -33,6 +35,11 @@ struct HttpRequest {
     QString param(const QString &name) const { return params.value(name); }
     // "?wait=true" / "?wait=1" / "?wait" → true.
     bool queryFlag(const QString &name) const;
+    // The query parameter as an integer in [min, max]; `fallback` when absent or empty.
+    // Error "bad_request" naming the parameter otherwise.
+    Result<qint64> queryInteger(const QString &name, qint64 fallback, qint64 min, qint64 max) const;
+    // The query parameter, percent-decoded; empty when absent.
+    QString queryValue(const QString &name) const;
 };
 
 } // namespace replhost::http

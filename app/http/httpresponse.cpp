@@ -14,6 +14,7 @@ QByteArray HttpResponse::reasonPhrase(int status)
     case 201: return "Created";
     case 202: return "Accepted";
     case 204: return "No Content";
+    case 206: return "Partial Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -23,7 +24,9 @@ QByteArray HttpResponse::reasonPhrase(int status)
     case 409: return "Conflict";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
     case 423: return "Locked";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";

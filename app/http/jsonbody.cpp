@@ -121,6 +121,16 @@ Result<QStringList> JsonBody::stringList(const QString &field) const
     return list;
 }
 
+Result<bool> JsonBody::optionalBool(const QString &field, bool fallback) const
+{
+    if (!has(field))
+        return fallback;
+    const QJsonValue value = m_object.value(field);
+    if (!value.isBool())
+        return bad(QStringLiteral("field '%1' must be true or false, not %2").arg(field, typeName(value)));
+    return value.toBool();
+}
+
 Result<int> JsonBody::optionalInt(const QString &field, int fallback, int min, int max) const
 {
     if (!has(field))

@@ -30,6 +30,8 @@ public:
     Result<QMap<QString, QString>> stringMap(const QString &field) const;
     // Absent → empty list.
     Result<QStringList> stringList(const QString &field) const;
+    // Absent → `fallback`; must be true or false.
+    Result<bool> optionalBool(const QString &field, bool fallback) const;
     // Absent → `fallback`; must be an integer in [min, max].
     Result<int> optionalInt(const QString &field, int fallback, int min, int max) const;
 

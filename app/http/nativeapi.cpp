@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nativeapi.h"
 
+#include "executionreply.h"
 #include "httpexchange.h"
 #include "jsonbody.h"
 #include "router.h"
 #include "ssestream.h"
+#include "streamlimiter.h"
+#include "workspaceroute.h"
 
 #include "core/engine.h"
 
@@ -21,13 +24,29 @@ namespace replhost::http {
 
 namespace {
 
-using core::WorkspaceManager;
-
-// Short routes act on the default workspace; /v1/workspaces/{ws}/… on the named one.
 QString workspaceOf(const HttpExchange &exchange)
 {
-    const QString ws = exchange.request().param(QStringLiteral("ws"));
-    return ws.isEmpty() ? WorkspaceManager::defaultName() : ws;
+    return WorkspaceRoute::of(exchange);
+}
+
+QString isoTime(qint64 msecsSinceEpoch)
+{
+    return QDateTime::fromMSecsSinceEpoch(msecsSinceEpoch, Qt::UTC).toString(Qt::ISODateWithMs);
+}
+
+// One row of a context's history (without its events: GET /v1/executions/{id} has those).
+QJsonObject historyJson(const storage::ExecutionRecord &record)
+{
+    return {{QStringLiteral("id"), record.id},
+            {QStringLiteral("context_id"), record.contextId},
+            {QStringLiteral("seq"), record.seq},
+            {QStringLiteral("code"), record.code},
+            {QStringLiteral("status"), record.status},
+            {QStringLiteral("execution_count"), record.executionCount},
+            {QStringLiteral("started_at"), isoTime(record.startedAt)},
+            {QStringLiteral("duration_ms"), record.durationMs},
+            {QStringLiteral("output_bytes"), record.outputBytes},
+            {QStringLiteral("truncated"), record.truncated}};
 }
 
 QJsonObject workspaceJson(const storage::WorkspaceRecord &record)
@@ -35,8 +54,7 @@ QJsonObject workspaceJson(const storage::WorkspaceRecord &record)
     return {{QStringLiteral("id"), record.id},
             {QStringLiteral("name"), record.name},
             {QStringLiteral("directory"), record.directory},
-            {QStringLiteral("created_at"),
-             QDateTime::fromMSecsSinceEpoch(record.createdAt, Qt::UTC).toString(Qt::ISODateWithMs)}};
+            {QStringLiteral("created_at"), isoTime(record.createdAt)}};
 }
 
 // An env layer in the shape PATCH accepts: {"set": {KEY: value}, "unset": [KEY]}.
@@ -126,8 +144,8 @@ Result<core::RunRequest> parseRunBody(const JsonBody &json)
 
 } // namespace
 
-NativeApi::NativeApi(core::Engine &engine, int sseKeepAliveMs)
-    : m_engine(engine), m_keepAliveMs(sseKeepAliveMs)
+NativeApi::NativeApi(core::Engine &engine, int sseKeepAliveMs, StreamLimiter &streams)
+    : m_engine(engine), m_keepAliveMs(sseKeepAliveMs), m_streams(streams)
 {
 }
 
@@ -142,8 +160,9 @@ void NativeApi::registerRoutes(Router &router)
     router.add("GET", QStringLiteral("/v1/workspaces"), bind(&NativeApi::listWorkspaces));
     router.add("POST", QStringLiteral("/v1/workspaces"), bind(&NativeApi::createWorkspace));
     router.add("GET", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::getWorkspace));
+    router.add("DELETE", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::deleteWorkspace));
 
-    for (const QString &prefix : {QStringLiteral("/v1"), QStringLiteral("/v1/workspaces/{ws}")}) {
+    for (const QString &prefix : WorkspaceRoute::prefixes()) {
         router.add("GET", prefix + QStringLiteral("/contexts"), bind(&NativeApi::listContexts));
         router.add("POST", prefix + QStringLiteral("/contexts"), bind(&NativeApi::createContext));
         router.add("GET", prefix + QStringLiteral("/contexts/{id}"), bind(&NativeApi::getContext));
@@ -151,6 +170,9 @@ void NativeApi::registerRoutes(Router &router)
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/restart"), bind(&NativeApi::restartContext));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/interrupt"), bind(&NativeApi::interruptContext));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/executions"), bind(&NativeApi::runInContext));
+        router.add("GET", prefix + QStringLiteral("/contexts/{id}/executions"), bind(&NativeApi::contextHistory));
+        router.add("POST", prefix + QStringLiteral("/contexts/{id}/complete"), bind(&NativeApi::completeInContext));
+        router.add("GET", prefix + QStringLiteral("/contexts/{id}/variables"), bind(&NativeApi::contextVariables));
         router.add("GET", prefix + QStringLiteral("/contexts/{id}/env"), bind(&NativeApi::getContextEnv));
         router.add("PATCH", prefix + QStringLiteral("/contexts/{id}/env"), bind(&NativeApi::patchContextEnv));
         router.add("POST", prefix + QStringLiteral("/executions"), bind(&NativeApi::run));
@@ -164,12 +186,26 @@ void NativeApi::registerRoutes(Router &router)
 
 void NativeApi::info(const ExchangePtr &exchange)
 {
+    // Every plugin file found, loaded or not, so a client can tell why a language is missing.
+    QJsonArray plugins;
+    for (const core::PluginEntry &entry : m_engine.plugins().entries()) {
+        const bool loaded = entry.state == core::PluginEntry::State::Loaded;
+        plugins.append(QJsonObject{
+                {QStringLiteral("id"), entry.id},
+                {QStringLiteral("file"), entry.fileName},
+                {QStringLiteral("version"), entry.version},
+                {QStringLiteral("state"), core::PluginEntry::stateName(entry.state)},
+                {QStringLiteral("error"), loaded || entry.error.isEmpty() ? QJsonValue() : QJsonValue(entry.error)},
+                {QStringLiteral("runtime_available"), loaded && entry.runtime.available},
+        });
+    }
     exchange->sendJson(200, QJsonObject{
             {QStringLiteral("app_version"), core::Engine::appVersion()},
             {QStringLiteral("sdk_version"), QStringLiteral(REPLHOST_SDK_VERSION_STRING)},
             {QStringLiteral("worker_protocol_version"), sdk::kWorkerProtocolVersion},
             {QStringLiteral("schema_version"), core::Engine::schemaVersion()},
             {QStringLiteral("api_version"), 1},
+            {QStringLiteral("plugins"), plugins},
     });
 }
 
@@ -227,6 +263,17 @@ void NativeApi::getWorkspace(const ExchangePtr &exchange)
         return;
     }
     exchange->sendJson(200, workspaceJson(*record));
+}
+
+void NativeApi::deleteWorkspace(const ExchangePtr &exchange)
+{
+    const Result<void> removed = m_engine.workspaces().remove(
+            workspaceOf(*exchange), exchange->request().queryFlag(QStringLiteral("purge")));
+    if (!removed) {
+        exchange->sendError(removed.error());
+        return;
+    }
+    exchange->sendEmpty(204);
 }
 
 void NativeApi::listContexts(const ExchangePtr &exchange)
@@ -336,6 +383,75 @@ void NativeApi::interruptContext(const ExchangePtr &exchange)
     exchange->sendJson(202, info->toJson());
 }
 
+void NativeApi::completeInContext(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    const Result<QString> code = json->requiredString(QStringLiteral("code"));
+    if (!code) {
+        exchange->sendError(code.error());
+        return;
+    }
+    // The cursor counts code points, as the worker protocol does; default: the end of the code.
+    const int length = int(code->toUcs4().size());
+    const Result<int> cursor = json->optionalInt(QStringLiteral("cursor"), length, 0, length);
+    if (!cursor) {
+        exchange->sendError(cursor.error());
+        return;
+    }
+    m_engine.contexts().complete(workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")),
+                                 *code, *cursor, [exchange](Result<QJsonObject> reply) {
+                                     if (!reply)
+                                         exchange->sendError(reply.error());
+                                     else
+                                         exchange->sendJson(200, *reply);
+                                 });
+}
+
+void NativeApi::contextVariables(const ExchangePtr &exchange)
+{
+    m_engine.contexts().variables(workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")),
+                                  [exchange](Result<QJsonObject> reply) {
+                                      if (!reply)
+                                          exchange->sendError(reply.error());
+                                      else
+                                          exchange->sendJson(200, *reply);
+                                  });
+}
+
+void NativeApi::contextHistory(const ExchangePtr &exchange)
+{
+    const HttpRequest &request = exchange->request();
+    const Result<qint64> before = request.queryInteger(QStringLiteral("before"), 0, 1, LLONG_MAX);
+    if (!before) {
+        exchange->sendError(before.error());
+        return;
+    }
+    const Result<qint64> limit = request.queryInteger(QStringLiteral("limit"), 50, 1, 500);
+    if (!limit) {
+        exchange->sendError(limit.error());
+        return;
+    }
+    // One row more than asked says whether there is a next page.
+    const Result<QList<storage::ExecutionRecord>> rows = m_engine.contexts().history(
+            workspaceOf(*exchange), request.param(QStringLiteral("id")), *before, int(*limit) + 1);
+    if (!rows) {
+        exchange->sendError(rows.error());
+        return;
+    }
+    QJsonArray list;
+    for (qsizetype i = 0; i < rows->size() && i < *limit; ++i)
+        list.append(historyJson(rows->at(i)));
+    const QJsonValue next = rows->size() > *limit
+            ? QJsonValue(QString::number(rows->at(*limit - 1).seq))
+            : QJsonValue();
+    exchange->sendJson(200, QJsonObject{{QStringLiteral("executions"), list},
+                                        {QStringLiteral("next"), next}});
+}
+
 void NativeApi::runInContext(const ExchangePtr &exchange)
 {
     Result<JsonBody> json = JsonBody::parse(exchange->request().body);
@@ -385,42 +501,34 @@ void NativeApi::run(const ExchangePtr &exchange)
 
 void NativeApi::startRun(const ExchangePtr &exchange, core::RunRequest request)
 {
+    const bool wait = exchange->request().queryFlag(QStringLiteral("wait"));
+    // The stream's slot is taken before the run starts: a refused client must not leave a run
+    // behind that nobody watches.
+    StreamLimiter::Lease lease;
+    if (!wait) {
+        lease = m_streams.admit(*exchange);
+        if (!lease)
+            return;
+    }
     const Result<core::ExecutionPtr> started = m_engine.contexts().run(request);
     if (!started) {
         exchange->sendError(started.error());
         return;
     }
-    const core::ExecutionPtr execution = *started;
-    if (!exchange->request().queryFlag(QStringLiteral("wait"))) {
-        SseStream::start(exchange, execution, m_keepAliveMs);
-        return;
-    }
-    if (execution->isFinished()) {
-        exchange->sendJson(200, execution->toJson());
-        return;
-    }
-    QTcpSocket *socket = exchange->socket();
-    if (!socket)
-        return;  // the client has gone; the execution runs on
-    // The socket is the connection's context object: if the client goes, the connection (and
-    // with it the exchange) goes too. A weak pointer, because the execution owns this slot.
-    std::weak_ptr<core::Execution> weak = execution;
-    QObject::connect(execution.get(), &core::Execution::finished, socket,
-                     [exchange, weak] {
-                         if (const core::ExecutionPtr done = weak.lock())
-                             exchange->sendJson(200, done->toJson());
-                     },
-                     Qt::SingleShotConnection);
+    ExecutionReply::send(exchange, *started, wait, m_keepAliveMs, std::move(lease));
 }
 
 core::ExecutionPtr NativeApi::findExecution(const ExchangePtr &exchange)
 {
     const QString id = exchange->request().param(QStringLiteral("eid"));
-    const Result<core::ExecutionPtr> execution = m_engine.contexts().execution(id);
+    const Result<core::ExecutionPtr> execution = m_engine.contexts().lookupExecution(id);
+    if (!execution && execution.error().code != QLatin1String("not_found")) {
+        exchange->sendError(execution.error());
+        return nullptr;
+    }
     if (!execution || (*execution)->workspace() != workspaceOf(*exchange)) {
         exchange->sendError(404, QStringLiteral("not_found"),
-                            QStringLiteral("no execution '%1' in workspace '%2' (finished executions "
-                                           "are kept for a while, then only in the history)")
+                            QStringLiteral("no execution '%1' in workspace '%2'")
                                     .arg(id, workspaceOf(*exchange)));
         return nullptr;
     }
@@ -435,8 +543,16 @@ void NativeApi::getExecution(const ExchangePtr &exchange)
 
 void NativeApi::streamExecution(const ExchangePtr &exchange)
 {
-    if (const core::ExecutionPtr execution = findExecution(exchange))
-        SseStream::start(exchange, execution, m_keepAliveMs);
+    const Result<int> first = SseStream::firstIndexFor(exchange->request());
+    if (!first) {
+        exchange->sendError(first.error());
+        return;
+    }
+    const core::ExecutionPtr execution = findExecution(exchange);
+    if (!execution)
+        return;
+    if (StreamLimiter::Lease lease = m_streams.admit(*exchange))
+        SseStream::start(exchange, execution, m_keepAliveMs, *first, std::move(lease));
 }
 
 void NativeApi::interruptExecution(const ExchangePtr &exchange)

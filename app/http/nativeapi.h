@@ -11,11 +11,13 @@ namespace replhost::http {
 
 class HttpExchange;
 class Router;
+class StreamLimiter;
 
 // The native API, version 1 (docs/http-api.md): languages, workspaces, contexts, executions
-// (streamed as Server-Sent Events, or one JSON document with ?wait=true), interrupts and env
-// layers. Every context, env and execution route exists twice: under /v1/… for the "default"
-// workspace and under /v1/workspaces/{ws}/… for any workspace.
+// (streamed as Server-Sent Events, or one JSON document with ?wait=true), their history,
+// interrupts, completion, variables and env layers. Every context, env and execution route
+// exists twice: under /v1/… for the "default" workspace and under /v1/workspaces/{ws}/… for any
+// workspace (WorkspaceRoute). Files and commands have classes of their own.
 //
 // Handlers translate HTTP to Engine calls and back, and nothing else: validation that belongs to
 // the engine (cwd inside the workspace, env key syntax, language names) is the engine's, and its
@@ -24,7 +26,8 @@ class Router;
 // Ownership: the engine must outlive this object. Threading: the engine's thread.
 class NativeApi {
 public:
-    NativeApi(core::Engine &engine, int sseKeepAliveMs);
+    // `streams` caps the event streams per client; it must outlive this object.
+    NativeApi(core::Engine &engine, int sseKeepAliveMs, StreamLimiter &streams);
 
     void registerRoutes(Router &router);
 
@@ -37,6 +40,7 @@ private:
     void listWorkspaces(const ExchangePtr &exchange);
     void createWorkspace(const ExchangePtr &exchange);
     void getWorkspace(const ExchangePtr &exchange);
+    void deleteWorkspace(const ExchangePtr &exchange);
 
     void listContexts(const ExchangePtr &exchange);
     void createContext(const ExchangePtr &exchange);
@@ -44,6 +48,9 @@ private:
     void deleteContext(const ExchangePtr &exchange);
     void restartContext(const ExchangePtr &exchange);
     void interruptContext(const ExchangePtr &exchange);
+    void completeInContext(const ExchangePtr &exchange);
+    void contextVariables(const ExchangePtr &exchange);
+    void contextHistory(const ExchangePtr &exchange);
 
     void runInContext(const ExchangePtr &exchange);
     void run(const ExchangePtr &exchange);
@@ -58,12 +65,13 @@ private:
 
     // Starts a run and answers with its stream, or with its JSON once finished (?wait=true).
     void startRun(const ExchangePtr &exchange, core::RunRequest request);
-    // The execution named by the {eid} parameter, if it belongs to the route's workspace;
-    // answers 404 and returns null otherwise.
+    // The execution named by the {eid} parameter (live, recent or from the history), if it
+    // belongs to the route's workspace; answers 404 and returns null otherwise.
     core::ExecutionPtr findExecution(const ExchangePtr &exchange);
 
     core::Engine &m_engine;
     int m_keepAliveMs;
+    StreamLimiter &m_streams;
 };
 
 } // namespace replhost::http

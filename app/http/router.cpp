@@ -51,6 +51,7 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
         result.handler = &route.handler;
         result.access = route.access;
         result.params = std::move(params);
+        result.route = QString::fromLatin1(route.method) + QLatin1Char(' ') + route.pattern;
         result.allowedMethods.clear();
         return result;
     }

@@ -36,6 +36,7 @@ public:
         const Handler *handler = nullptr;
         Access access = Access::TokenRequired;
         QHash<QString, QString> params;
+        QString route;                  // for Found: "METHOD pattern"
         QByteArrayList allowedMethods;  // for MethodNotAllowed
     };
 

@@ -7,6 +7,8 @@
 #include <QJsonObject>
 #include <QTcpSocket>
 
+#include <climits>
+
 namespace replhost::http {
 
 QByteArray SseStream::format(qint64 id, const QByteArray &type, const QByteArray &data)
@@ -23,17 +25,36 @@ QByteArray SseStream::format(qint64 id, const QByteArray &type, const QByteArray
     return text;
 }
 
-void SseStream::start(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
-                      int keepAliveMs)
+Result<int> SseStream::firstIndexFor(const HttpRequest &request)
 {
-    auto *stream = new SseStream(std::move(exchange), std::move(execution), keepAliveMs);
+    QByteArray last = request.header("last-event-id").trimmed();
+    if (last.isEmpty())
+        last = request.query.queryItemValue(QStringLiteral("last_event_id")).toLatin1().trimmed();
+    if (last.isEmpty())
+        return 0;
+    bool ok = false;
+    const int index = last.toInt(&ok);
+    if (!ok || index < -1 || index == INT_MAX)
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("Last-Event-ID must be the id of an event of this stream "
+                                        "(an integer from 0), not '%1'")
+                                 .arg(QString::fromLatin1(last)));
+    return index + 1;
+}
+
+void SseStream::start(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
+                      int keepAliveMs, int firstIndex, StreamLimiter::Lease lease)
+{
+    auto *stream = new SseStream(std::move(exchange), std::move(execution), keepAliveMs,
+                                 firstIndex, std::move(lease));
     stream->begin();
 }
 
 SseStream::SseStream(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
-                     int keepAliveMs)
+                     int keepAliveMs, int firstIndex, StreamLimiter::Lease lease)
     : m_exchange(std::move(exchange)), m_execution(std::move(execution)),
-      m_socket(m_exchange->socket())
+      m_socket(m_exchange->socket()), m_lease(std::move(lease)),
+      m_nextIndex(std::max(0, firstIndex))
 {
     m_keepAlive.setInterval(keepAliveMs);
     connect(&m_keepAlive, &QTimer::timeout, this, &SseStream::sendKeepAlive);
@@ -56,7 +77,8 @@ void SseStream::begin()
     }
 
     QJsonObject head{{QStringLiteral("id"), m_execution->id()},
-                     {QStringLiteral("context_id"), m_execution->contextId()},
+                     {QStringLiteral("context_id"), m_execution->contextId().isEmpty()
+                              ? QJsonValue() : QJsonValue(m_execution->contextId())},
                      {QStringLiteral("workspace"), m_execution->workspace()},
                      {QStringLiteral("language"), m_execution->language()},
                      {QStringLiteral("status"), m_execution->status()}};
@@ -75,7 +97,7 @@ void SseStream::begin()
             finish();
     });
     const QList<sdk::Event> past = m_execution->events();
-    for (int i = 0; i < past.size() && !m_stopped; ++i)
+    for (int i = m_nextIndex; i < past.size() && !m_stopped; ++i)
         onEvent(past[i], i);
     if (m_stopped)
         return;
@@ -129,6 +151,7 @@ void SseStream::stop()
         return;
     m_stopped = true;
     m_keepAlive.stop();
+    m_lease.reset();  // the client may open another stream at once
     if (m_execution)
         disconnect(m_execution.get(), nullptr, this, nullptr);
     deleteLater();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "streamlimiter.h"
+
 #include "core/contextmanager.h"
 
 #include <QObject>
@@ -14,6 +16,7 @@ class QTcpSocket;
 namespace replhost::http {
 
 class HttpExchange;
+struct HttpRequest;
 
 // Streams one execution to one client as Server-Sent Events, over HTTP/1.1 chunked framing
 // written by hand (Qt 6.4 has no chunked API):
@@ -39,15 +42,23 @@ class HttpExchange;
 class SseStream : public QObject {
     Q_OBJECT
 public:
+    // `firstIndex`: the first event sent; a client resuming with Last-Event-ID n passes n + 1
+    // and gets the events it missed, then live ones.
+    // `lease`: the stream's slot in the per-client cap, held until the stream ends.
     static void start(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
-                      int keepAliveMs);
+                      int keepAliveMs, int firstIndex = 0, StreamLimiter::Lease lease = {});
+
+    // Where a stream for this request starts: after the event named by the Last-Event-ID header
+    // (or the last_event_id query parameter), else at 0. Error "bad_request" for an id that is
+    // not an event index.
+    static Result<int> firstIndexFor(const HttpRequest &request);
 
     // The SSE text of one event (without chunk framing). `id` < 0 writes no id line.
     static QByteArray format(qint64 id, const QByteArray &type, const QByteArray &data);
 
 private:
     SseStream(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
-              int keepAliveMs);
+              int keepAliveMs, int firstIndex, StreamLimiter::Lease lease);
 
     void begin();
     void onEvent(const sdk::Event &event, int index);
@@ -59,6 +70,7 @@ private:
     std::shared_ptr<HttpExchange> m_exchange;
     core::ExecutionPtr m_execution;
     QPointer<QTcpSocket> m_socket;
+    StreamLimiter::Lease m_lease;
     QTimer m_keepAlive;
     int m_nextIndex = 0;
     bool m_stopped = false;

@@ -12,7 +12,9 @@
 
 #include <QDeadlineTimer>
 #include <QJsonDocument>
+#include <QDebug>
 #include <QRegularExpression>
+#include <QThread>
 
 #include <sstream>
 
@@ -62,14 +64,17 @@ ApiClient::Response ApiClient::request(const QByteArray &method, const QString &
         Poco::Net::HTTPRequest request(str(method), path.toStdString(),
                                        Poco::Net::HTTPMessage::HTTP_1_1);
         bool haveAuthorization = false;
+        bool haveContentType = false;
         for (const auto &[name, value] : headers) {
             request.add(str(name), str(value));
             haveAuthorization = haveAuthorization || name.compare("authorization", Qt::CaseInsensitive) == 0;
+            haveContentType = haveContentType || name.compare("content-type", Qt::CaseInsensitive) == 0;
         }
         if (withToken && !haveAuthorization)
             request.set("Authorization", "Bearer " + str(m_token));
-        if (!body.isEmpty() || method == "POST" || method == "PATCH") {
-            request.setContentType("application/json");
+        if (!body.isEmpty() || method == "POST" || method == "PATCH" || method == "PUT") {
+            if (!haveContentType)
+                request.setContentType("application/json");
             request.setContentLength(body.size());
         }
         std::ostream &out = connection.sendRequest(request);
@@ -103,7 +108,8 @@ ApiClient::Response ApiClient::patch(const QString &path, const QJsonObject &bod
 ApiClient::Stream::~Stream() = default;
 
 std::unique_ptr<ApiClient::Stream> ApiClient::openStream(const QByteArray &method, const QString &path,
-                                                         const QJsonObject &body) const
+                                                         const QJsonObject &body,
+                                                         const Headers &headers) const
 {
     auto stream = std::unique_ptr<Stream>(new Stream);
     try {
@@ -112,6 +118,8 @@ std::unique_ptr<ApiClient::Stream> ApiClient::openStream(const QByteArray &metho
         Poco::Net::HTTPRequest request(str(method), path.toStdString(), Poco::Net::HTTPMessage::HTTP_1_1);
         request.set("Authorization", "Bearer " + str(m_token));
         request.set("Accept", "text/event-stream");
+        for (const auto &[name, value] : headers)
+            request.set(str(name), str(value));
         const QByteArray payload = method == "GET" ? QByteArray()
                                                    : QJsonDocument(body).toJson(QJsonDocument::Compact);
         if (method != "GET") {
@@ -188,6 +196,59 @@ QList<ApiClient::Event> ApiClient::stream(const QString &path, const QJsonObject
         events.append(*event);
     }
     return events;
+}
+
+QString ApiClient::missingLanguage(const QString &language) const
+{
+    const Response languages = get(QStringLiteral("/v1/languages"));
+    for (const QJsonValue &value : languages.array()) {
+        const QJsonObject entry = value.toObject();
+        if (entry.value(QStringLiteral("id")).toString() != language)
+            continue;
+        if (entry.value(QStringLiteral("available")).toBool())
+            return {};
+        return QStringLiteral("%1 is not available: %2")
+                .arg(language, entry.value(QStringLiteral("reason")).toString());
+    }
+    return QStringLiteral("the %1 plugin is not built").arg(language);
+}
+
+QString ApiClient::createContext(const QString &language, const QString &prefix) const
+{
+    const Response created = post(prefix + QStringLiteral("/contexts"), {{QStringLiteral("language"), language}});
+    if (created.status != 201)
+        qWarning() << "create context:" << created.status << created.body;
+    return created.object().value(QStringLiteral("id")).toString();
+}
+
+QJsonObject ApiClient::runAndWait(const QString &contextId, const QString &code, const QJsonObject &extra,
+                                  const QString &prefix) const
+{
+    QJsonObject body = extra;
+    body.insert(QStringLiteral("code"), code);
+    const Response response =
+            post(prefix + QStringLiteral("/contexts/%1/executions?wait=true").arg(contextId), body);
+    if (response.status != 200)
+        qWarning() << "run:" << response.status << response.body;
+    return response.object();
+}
+
+bool ApiClient::waitForContextState(const QString &contextId, const QString &state, int timeoutMs,
+                                    const QString &prefix) const
+{
+    QDeadlineTimer deadline(timeoutMs);
+    do {
+        const Response context = get(prefix + QStringLiteral("/contexts/") + contextId);
+        if (context.object().value(QStringLiteral("state")).toString() == state)
+            return true;
+        QThread::msleep(20);
+    } while (!deadline.hasExpired());
+    return false;
+}
+
+QString ApiClient::resultText(const QJsonObject &execution)
+{
+    return execution.value(QStringLiteral("result")).toObject().value(QStringLiteral("text/plain")).toString();
 }
 
 RawConnection::RawConnection(quint16 port)

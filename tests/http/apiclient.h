@@ -67,9 +67,24 @@ public:
     };
 
     std::unique_ptr<Stream> openStream(const QByteArray &method, const QString &path,
-                                       const QJsonObject &body = {}) const;
+                                       const QJsonObject &body = {},
+                                       const Headers &headers = {}) const;
     // Every event of a stream until it ends.
     QList<Event> stream(const QString &path, const QJsonObject &body, int timeoutMs = 60000) const;
+
+    // Conveniences over the native API. `prefix` is "/v1" or "/v1/workspaces/<name>".
+    // Why `language` cannot be used on this server (plugin missing, runtime missing), or empty.
+    QString missingLanguage(const QString &language) const;
+    // The new context's id, or empty (with a warning saying why).
+    QString createContext(const QString &language, const QString &prefix = QStringLiteral("/v1")) const;
+    // Runs `code` with ?wait=true and returns the execution document.
+    QJsonObject runAndWait(const QString &contextId, const QString &code,
+                           const QJsonObject &extra = {}, const QString &prefix = QStringLiteral("/v1")) const;
+    // Polls the context until its state is `state` (or the time is up).
+    bool waitForContextState(const QString &contextId, const QString &state, int timeoutMs = 20000,
+                             const QString &prefix = QStringLiteral("/v1")) const;
+    // The text/plain of an execution document's result.
+    static QString resultText(const QJsonObject &execution);
 
     quint16 port() const { return m_port; }
     QByteArray token() const { return m_token; }

@@ -124,6 +124,16 @@ qint64 ServerProcess::residentKiB() const
     return -1;
 }
 
+bool ServerProcess::isAlive(qint64 pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (pid <= 0 || !stat.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray text = stat.readAll();
+    const qsizetype paren = text.lastIndexOf(')');
+    return paren > 0 && text.mid(paren + 2, 1) != "Z";
+}
+
 QByteArray ServerProcess::output()
 {
     m_stdout += m_process.readAllStandardOutput();

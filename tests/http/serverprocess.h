@@ -39,6 +39,9 @@ public:
     QByteArray output();
     QByteArray errors();
 
+    // Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
+    static bool isAlive(qint64 pid);
+
     static QString executable();
     static QString pluginDir();
     // Runs the server binary to completion (e.g. --version, or a second server expected to

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commandsapi.h"
+
+#include "executionreply.h"
+#include "httpexchange.h"
+#include "jsonbody.h"
+#include "router.h"
+#include "ssestream.h"
+#include "streamlimiter.h"
+#include "workspaceroute.h"
+
+#include "core/engine.h"
+
+#include <QJsonObject>
+#include <QTcpSocket>
+
+#include <climits>
+
+namespace replhost::http {
+
+CommandsApi::CommandsApi(core::Engine &engine, int sseKeepAliveMs, StreamLimiter &streams)
+    : m_engine(engine), m_keepAliveMs(sseKeepAliveMs), m_streams(streams)
+{
+}
+
+void CommandsApi::registerRoutes(Router &router)
+{
+    auto bind = [this](void (CommandsApi::*handler)(const ExchangePtr &)) {
+        return [this, handler](const ExchangePtr &exchange) { (this->*handler)(exchange); };
+    };
+    for (const QString &prefix : WorkspaceRoute::prefixes()) {
+        router.add("POST", prefix + QStringLiteral("/commands"), bind(&CommandsApi::run));
+        router.add("GET", prefix + QStringLiteral("/commands/{cid}"), bind(&CommandsApi::get));
+        router.add("GET", prefix + QStringLiteral("/commands/{cid}/events"), bind(&CommandsApi::events));
+        router.add("POST", prefix + QStringLiteral("/commands/{cid}/interrupt"), bind(&CommandsApi::interrupt));
+    }
+}
+
+void CommandsApi::run(const ExchangePtr &exchange)
+{
+    const Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    const Result<QString> command = json->requiredString(QStringLiteral("command"));
+    if (!command) {
+        exchange->sendError(command.error());
+        return;
+    }
+    const Result<QString> cwd = json->optionalString(QStringLiteral("cwd"));
+    const Result<QMap<QString, QString>> env = json->stringMap(QStringLiteral("env"));
+    const Result<int> timeout = json->optionalInt(QStringLiteral("timeout_ms"), 0, 0, INT_MAX);
+    if (!cwd || !env || !timeout) {
+        exchange->sendError(!cwd ? cwd.error() : !env ? env.error() : timeout.error());
+        return;
+    }
+    core::CommandRequest request;
+    request.workspace = WorkspaceRoute::of(*exchange);
+    request.command = *command;
+    request.cwd = *cwd;
+    request.env = *env;
+    request.timeoutMs = *timeout;
+
+    const bool wait = exchange->request().queryFlag(QStringLiteral("wait"));
+    StreamLimiter::Lease lease;
+    if (!wait) {
+        lease = m_streams.admit(*exchange);
+        if (!lease)
+            return;
+    }
+    const Result<core::ExecutionPtr> started = m_engine.commands().run(request);
+    if (!started) {
+        exchange->sendError(started.error());
+        return;
+    }
+    ExecutionReply::send(exchange, *started, wait, m_keepAliveMs, std::move(lease));
+}
+
+core::ExecutionPtr CommandsApi::find(const ExchangePtr &exchange)
+{
+    const QString id = exchange->request().param(QStringLiteral("cid"));
+    const QString ws = WorkspaceRoute::of(*exchange);
+    const Result<core::ExecutionPtr> command = m_engine.commands().command(id);
+    if (!command || (*command)->workspace() != ws) {
+        exchange->sendError(404, QStringLiteral("not_found"),
+                            QStringLiteral("no running or recent command '%1' in workspace '%2'")
+                                    .arg(id, ws));
+        return nullptr;
+    }
+    return *command;
+}
+
+void CommandsApi::get(const ExchangePtr &exchange)
+{
+    if (const core::ExecutionPtr command = find(exchange))
+        exchange->sendJson(200, command->toJson());
+}
+
+void CommandsApi::events(const ExchangePtr &exchange)
+{
+    const Result<int> first = SseStream::firstIndexFor(exchange->request());
+    if (!first) {
+        exchange->sendError(first.error());
+        return;
+    }
+    const core::ExecutionPtr command = find(exchange);
+    if (!command)
+        return;
+    if (StreamLimiter::Lease lease = m_streams.admit(*exchange))
+        SseStream::start(exchange, command, m_keepAliveMs, *first, std::move(lease));
+}
+
+void CommandsApi::interrupt(const ExchangePtr &exchange)
+{
+    const core::ExecutionPtr command = find(exchange);
+    if (!command)
+        return;
+    if (command->isFinished()) {
+        exchange->sendError(409, QStringLiteral("conflict"),
+                            QStringLiteral("command '%1' has already finished (status %2)")
+                                    .arg(command->id(), command->status()));
+        return;
+    }
+    if (const Result<void> interrupted = m_engine.commands().interrupt(command->id()); !interrupted) {
+        exchange->sendError(interrupted.error());
+        return;
+    }
+    exchange->sendJson(202, QJsonObject{{QStringLiteral("id"), command->id()},
+                                        {QStringLiteral("status"), command->status()}});
+}
+
+} // namespace replhost::http

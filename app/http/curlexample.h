@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+namespace replhost::http {
+
+// A ready-to-paste shell walk-through of the native API (create a Python context, run code in
+// it, stream a run), shown by both faces: replhost-server prints it, the workbench's server panel
+// offers it for copying. Pure functions; any thread.
+class CurlExample {
+public:
+    // Lines ending in '\n', each indented by `indent`. `baseUrl` as ApiServer::baseUrl().
+    static QString python(const QString &baseUrl, const QByteArray &token,
+                          const QString &indent = QString());
+};
+
+} // namespace replhost::http

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <replhost/sdk/result.h>
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+namespace replhost::http {
+
+// A multipart/form-data request body (RFC 7578) split into its parts. The body is already in
+// memory (bounded by the server's body limit); parts are slices of it.
+//
+// Errors: "bad_request" (not multipart, no boundary, malformed framing).
+// Threading: none; plain values.
+class MultipartBody {
+public:
+    struct Part {
+        QString name;           // the form field's name
+        QString fileName;       // the filename parameter; empty for plain fields
+        QByteArray contentType; // the part's Content-Type, if any
+        QByteArray data;
+    };
+
+    // `contentType` is the request's Content-Type header, which carries the boundary.
+    static Result<QList<Part>> parse(const QByteArray &contentType, const QByteArray &body);
+
+    static bool isMultipart(const QByteArray &contentType);
+};
+
+} // namespace replhost::http

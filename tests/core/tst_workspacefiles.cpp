@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+// WorkspaceFiles: every path resolved inside the workspace directory, everything that would leave
+// it refused, on a real directory tree with real symlinks.
+
+#include "core/workspacefiles.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+using replhost::core::WorkspaceFiles;
+
+class tst_WorkspaceFiles : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+
+    void resolvesPathsInside_data();
+    void resolvesPathsInside();
+    void refusesPathsThatLeave_data();
+    void refusesPathsThatLeave();
+    void nulIsBadRequest();
+    void rootNamedThroughASymlinkIsInside();
+
+    void listIsSortedWithTypes();
+    void listOfAFileOrNothingFails();
+    void readWholeAndRanges();
+    void readOfADirectoryIsBadRequest();
+    void writeCreatesParentsAndReplaces();
+    void writeWithoutParentsNeedsTheDirectory();
+    void writeOverADirectoryIsConflict();
+    void writeThroughAnEscapingSymlinkChangesNothingOutside();
+    void removeFilesAndDirectories();
+    void removeOfASymlinkKeepsItsTarget();
+    void removeOfTheRootIsForbidden();
+    void moveRenamesAndCreatesParents();
+    void moveRefusesToReplaceUnlessAsked();
+    void moveIntoItselfIsBadRequest();
+    void moveOutsideIsForbidden();
+    void makeDirectoryIsIdempotent();
+
+private:
+    QString inRoot(const QString &relative) const { return QDir(m_root).filePath(relative); }
+    QString outside(const QString &relative) const { return QDir(m_outside).filePath(relative); }
+    static void writeFile(const QString &path, const QByteArray &data);
+    static QByteArray readFile(const QString &path);
+
+    std::unique_ptr<QTemporaryDir> m_temp;
+    QString m_root;     // the workspace
+    QString m_outside;  // a sibling directory the workspace must not reach
+};
+
+void tst_WorkspaceFiles::writeFile(const QString &path, const QByteArray &data)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(data);
+}
+
+QByteArray tst_WorkspaceFiles::readFile(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+void tst_WorkspaceFiles::init()
+{
+    m_temp = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_temp->isValid());
+    const QString base = QFileInfo(m_temp->path()).canonicalFilePath();
+    m_root = base + QStringLiteral("/ws");
+    m_outside = base + QStringLiteral("/outside");
+    QVERIFY(QDir().mkpath(m_root));
+    QVERIFY(QDir().mkpath(m_outside));
+    writeFile(outside(QStringLiteral("secret.txt")), "secret");
+    writeFile(inRoot(QStringLiteral("a.txt")), "0123456789");
+    writeFile(inRoot(QStringLiteral("dir/b.txt")), "b");
+    QVERIFY(QDir().mkpath(inRoot(QStringLiteral("empty"))));
+    // Symlinks: inside → inside, inside → outside (directory and file), and dangling ones.
+    QVERIFY(QFile::link(inRoot(QStringLiteral("dir")), inRoot(QStringLiteral("link-in"))));
+    QVERIFY(QFile::link(m_outside, inRoot(QStringLiteral("link-out"))));
+    QVERIFY(QFile::link(outside(QStringLiteral("secret.txt")), inRoot(QStringLiteral("secret-link"))));
+    QVERIFY(QFile::link(QStringLiteral("/etc"), inRoot(QStringLiteral("etc"))));
+    QVERIFY(QFile::link(outside(QStringLiteral("new.txt")), inRoot(QStringLiteral("dangling-out"))));
+    QVERIFY(QFile::link(inRoot(QStringLiteral("later.txt")), inRoot(QStringLiteral("dangling-in"))));
+    // A dangling link whose target goes through a link that leaves.
+    QVERIFY(QFile::link(inRoot(QStringLiteral("link-out/created.txt")), inRoot(QStringLiteral("chain-out"))));
+}
+
+void tst_WorkspaceFiles::resolvesPathsInside_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("expected");  // relative to the root
+    QTest::newRow("empty is the root") << "" << "";
+    QTest::newRow("dot is the root") << "." << "";
+    QTest::newRow("slash-less file") << "a.txt" << "a.txt";
+    QTest::newRow("nested") << "dir/b.txt" << "dir/b.txt";
+    QTest::newRow("dot segments and double slashes") << "./dir//./b.txt" << "dir/b.txt";
+    QTest::newRow("trailing slash") << "dir/" << "dir";
+    QTest::newRow("missing file") << "new/deeper/file.txt" << "new/deeper/file.txt";
+    QTest::newRow("symlink inside") << "link-in/b.txt" << "link-in/b.txt";
+    QTest::newRow("dangling symlink inside") << "dangling-in" << "dangling-in";
+}
+
+void tst_WorkspaceFiles::resolvesPathsInside()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, expected);
+    const WorkspaceFiles files(m_root);
+    const auto resolved = files.resolve(path);
+    QVERIFY2(resolved.ok(), qPrintable(resolved.ok() ? QString() : resolved.error().message));
+    QCOMPARE(*resolved, expected.isEmpty() ? m_root : inRoot(expected));
+    QCOMPARE(files.relativePath(*resolved), expected);
+
+    // The same path given absolute.
+    const auto absolute = files.resolve(expected.isEmpty() ? m_root : inRoot(expected));
+    QVERIFY(absolute.ok());
+    QCOMPARE(*absolute, *resolved);
+}
+
+void tst_WorkspaceFiles::refusesPathsThatLeave_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::newRow("parent") << "..";
+    QTest::newRow("parent file") << "../outside/secret.txt";
+    QTest::newRow("parent in the middle") << "dir/../../outside/secret.txt";
+    QTest::newRow("parent that stays inside") << "dir/../a.txt";
+    QTest::newRow("absolute outside") << "/etc/passwd";
+    QTest::newRow("absolute sibling") << "OUTSIDE/secret.txt";
+    QTest::newRow("absolute prefix trick") << "ROOT-evil/x";
+    QTest::newRow("symlink to a directory outside") << "link-out/secret.txt";
+    QTest::newRow("symlink to /etc") << "etc/passwd";
+    QTest::newRow("symlink itself to /etc") << "etc";
+    QTest::newRow("symlink to a file outside") << "secret-link";
+    QTest::newRow("dangling symlink outside") << "dangling-out";
+    QTest::newRow("dangling through a leaving link") << "chain-out";
+    QTest::newRow("new file under a leaving link") << "link-out/new/file.txt";
+}
+
+void tst_WorkspaceFiles::refusesPathsThatLeave()
+{
+    QFETCH(QString, path);
+    path.replace(QStringLiteral("OUTSIDE"), m_outside).replace(QStringLiteral("ROOT"), m_root);
+    WorkspaceFiles files(m_root);
+    const auto resolved = files.resolve(path);
+    QVERIFY2(!resolved.ok(), qPrintable(resolved.ok() ? *resolved : QString()));
+    QCOMPARE(resolved.error().code, QStringLiteral("forbidden"));
+    QVERIFY(resolved.error().message.contains(path));
+
+    // Every operation refuses it the same way, and nothing outside changes.
+    QCOMPARE(files.stat(path).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.read(path).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.list(path).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.write(path, "pwned").error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.remove(path, true).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.makeDirectory(path).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.move(path, QStringLiteral("moved")).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.move(QStringLiteral("a.txt"), path, true).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(readFile(outside(QStringLiteral("secret.txt"))), QByteArray("secret"));
+    QVERIFY(!QFileInfo::exists(outside(QStringLiteral("new.txt"))));
+    QVERIFY(!QFileInfo::exists(outside(QStringLiteral("created.txt"))));
+    QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+}
+
+void tst_WorkspaceFiles::nulIsBadRequest()
+{
+    const WorkspaceFiles files(m_root);
+    QCOMPARE(files.resolve(QStringLiteral("a.txt") + QChar(0) + QStringLiteral("x")).error().code,
+             QStringLiteral("bad_request"));
+}
+
+void tst_WorkspaceFiles::rootNamedThroughASymlinkIsInside()
+{
+    const QString alias = QFileInfo(m_root).absolutePath() + QStringLiteral("/alias");
+    QVERIFY(QFile::link(m_root, alias));
+    const WorkspaceFiles files(alias);
+    QCOMPARE(files.root(), m_root);
+    QCOMPARE(*files.resolve(alias + QStringLiteral("/a.txt")), inRoot(QStringLiteral("a.txt")));
+    QCOMPARE(files.resolve(alias + QStringLiteral("/../outside/secret.txt")).error().code,
+             QStringLiteral("forbidden"));
+}
+
+void tst_WorkspaceFiles::listIsSortedWithTypes()
+{
+    const WorkspaceFiles files(m_root);
+    const auto entries = files.list(QString());
+    QVERIFY(entries.ok());
+    QStringList names;
+    QHash<QString, WorkspaceFiles::Entry> byName;
+    for (const WorkspaceFiles::Entry &entry : *entries) {
+        names.append(entry.name);
+        byName.insert(entry.name, entry);
+    }
+    QStringList sorted = names;
+    std::sort(sorted.begin(), sorted.end());
+    QCOMPARE(names, sorted);
+    QCOMPARE(byName.value(QStringLiteral("a.txt")).type, QStringLiteral("file"));
+    QCOMPARE(byName.value(QStringLiteral("a.txt")).size, 10);
+    QCOMPARE(byName.value(QStringLiteral("a.txt")).path, QStringLiteral("a.txt"));
+    QVERIFY(byName.value(QStringLiteral("a.txt")).modifiedAt > 0);
+    QCOMPARE(byName.value(QStringLiteral("dir")).type, QStringLiteral("directory"));
+    // Symlinks are listed as links, even those that leave (listing reveals no content).
+    QCOMPARE(byName.value(QStringLiteral("link-in")).type, QStringLiteral("symlink"));
+    QCOMPARE(byName.value(QStringLiteral("link-in")).target, QStringLiteral("dir"));
+    QCOMPARE(byName.value(QStringLiteral("link-out")).type, QStringLiteral("symlink"));
+    QCOMPARE(byName.value(QStringLiteral("link-out")).target, m_outside);
+
+    const auto nested = files.list(QStringLiteral("dir"));
+    QVERIFY(nested.ok());
+    QCOMPARE(nested->size(), 1);
+    QCOMPARE(nested->front().path, QStringLiteral("dir/b.txt"));
+    QCOMPARE(nested->front().toJson().value(QStringLiteral("type")).toString(), QStringLiteral("file"));
+}
+
+void tst_WorkspaceFiles::listOfAFileOrNothingFails()
+{
+    const WorkspaceFiles files(m_root);
+    QCOMPARE(files.list(QStringLiteral("a.txt")).error().code, QStringLiteral("bad_request"));
+    QCOMPARE(files.list(QStringLiteral("nope")).error().code, QStringLiteral("not_found"));
+}
+
+void tst_WorkspaceFiles::readWholeAndRanges()
+{
+    const WorkspaceFiles files(m_root);
+    QCOMPARE(*files.read(QStringLiteral("a.txt")), QByteArray("0123456789"));
+    QCOMPARE(*files.read(QStringLiteral("a.txt"), 3, 4), QByteArray("3456"));
+    QCOMPARE(*files.read(QStringLiteral("a.txt"), 8), QByteArray("89"));
+    QCOMPARE(*files.read(QStringLiteral("a.txt"), 20, 5), QByteArray());
+    QCOMPARE(*files.read(QStringLiteral("link-in/b.txt")), QByteArray("b"));
+    QCOMPARE(files.read(QStringLiteral("missing.txt")).error().code, QStringLiteral("not_found"));
+}
+
+void tst_WorkspaceFiles::readOfADirectoryIsBadRequest()
+{
+    const WorkspaceFiles files(m_root);
+    QCOMPARE(files.read(QStringLiteral("dir")).error().code, QStringLiteral("bad_request"));
+    QCOMPARE(files.open(QString()).error().code, QStringLiteral("bad_request"));
+}
+
+void tst_WorkspaceFiles::writeCreatesParentsAndReplaces()
+{
+    WorkspaceFiles files(m_root);
+    const auto created = files.write(QStringLiteral("new/deeper/file.txt"), "first");
+    QVERIFY(created.ok());
+    QVERIFY(created->created);
+    QCOMPARE(created->entry.path, QStringLiteral("new/deeper/file.txt"));
+    QCOMPARE(created->entry.size, 5);
+    QCOMPARE(readFile(inRoot(QStringLiteral("new/deeper/file.txt"))), QByteArray("first"));
+
+    const auto replaced = files.write(QStringLiteral("new/deeper/file.txt"), "second!");
+    QVERIFY(replaced.ok());
+    QVERIFY(!replaced->created);
+    QCOMPARE(readFile(inRoot(QStringLiteral("new/deeper/file.txt"))), QByteArray("second!"));
+
+    // Through a symlink that stays inside, and into a dangling one that points inside.
+    QVERIFY(files.write(QStringLiteral("link-in/c.txt"), "c").ok());
+    QCOMPARE(readFile(inRoot(QStringLiteral("dir/c.txt"))), QByteArray("c"));
+    QVERIFY(files.write(QStringLiteral("dangling-in"), "later").ok());
+    QCOMPARE(readFile(inRoot(QStringLiteral("later.txt"))), QByteArray("later"));
+
+    // Empty files are files.
+    QVERIFY(files.write(QStringLiteral("empty.txt"), QByteArray()).ok());
+    QCOMPARE(files.stat(QStringLiteral("empty.txt"))->size, 0);
+}
+
+void tst_WorkspaceFiles::writeWithoutParentsNeedsTheDirectory()
+{
+    WorkspaceFiles files(m_root);
+    QCOMPARE(files.write(QStringLiteral("no/such/dir.txt"), "x", false).error().code, QStringLiteral("not_found"));
+    QVERIFY(!QFileInfo::exists(inRoot(QStringLiteral("no"))));
+    // A parent that is a file cannot become a directory.
+    QCOMPARE(files.write(QStringLiteral("a.txt/inner"), "x").error().code, QStringLiteral("conflict"));
+}
+
+void tst_WorkspaceFiles::writeOverADirectoryIsConflict()
+{
+    WorkspaceFiles files(m_root);
+    QCOMPARE(files.write(QStringLiteral("dir"), "x").error().code, QStringLiteral("conflict"));
+    QCOMPARE(files.write(QString(), "x").error().code, QStringLiteral("conflict"));
+    QVERIFY(QFileInfo(inRoot(QStringLiteral("dir"))).isDir());
+}
+
+void tst_WorkspaceFiles::writeThroughAnEscapingSymlinkChangesNothingOutside()
+{
+    WorkspaceFiles files(m_root);
+    QCOMPARE(files.write(QStringLiteral("secret-link"), "overwritten").error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.write(QStringLiteral("dangling-out"), "created").error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.write(QStringLiteral("link-out/secret.txt"), "overwritten").error().code, QStringLiteral("forbidden"));
+    QCOMPARE(readFile(outside(QStringLiteral("secret.txt"))), QByteArray("secret"));
+    QVERIFY(!QFileInfo::exists(outside(QStringLiteral("new.txt"))));
+}
+
+void tst_WorkspaceFiles::removeFilesAndDirectories()
+{
+    WorkspaceFiles files(m_root);
+    QVERIFY(files.remove(QStringLiteral("a.txt")).ok());
+    QVERIFY(!QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+    QCOMPARE(files.remove(QStringLiteral("a.txt")).error().code, QStringLiteral("not_found"));
+    QVERIFY(files.remove(QStringLiteral("empty")).ok());
+    QCOMPARE(files.remove(QStringLiteral("dir")).error().code, QStringLiteral("conflict"));
+    QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("dir/b.txt"))));
+    QVERIFY(files.remove(QStringLiteral("dir"), true).ok());
+    QVERIFY(!QFileInfo::exists(inRoot(QStringLiteral("dir"))));
+}
+
+void tst_WorkspaceFiles::removeOfASymlinkKeepsItsTarget()
+{
+    WorkspaceFiles files(m_root);
+    QVERIFY(files.remove(QStringLiteral("link-in")).ok());
+    QVERIFY(!QFileInfo(inRoot(QStringLiteral("link-in"))).isSymLink());
+    QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("dir/b.txt"))));
+    QVERIFY(files.remove(QStringLiteral("dangling-in")).ok());
+    // A directory holding a link that leaves: the link goes, the target stays.
+    QVERIFY(QFile::link(m_outside, inRoot(QStringLiteral("empty/out"))));
+    QVERIFY(files.remove(QStringLiteral("empty"), true).ok());
+    QCOMPARE(readFile(outside(QStringLiteral("secret.txt"))), QByteArray("secret"));
+}
+
+void tst_WorkspaceFiles::removeOfTheRootIsForbidden()
+{
+    WorkspaceFiles files(m_root);
+    for (const QString &path : {QString(), QStringLiteral("."), QStringLiteral("/"), m_root}) {
+        if (path == QLatin1String("/"))
+            continue;  // "/" is outside, refused as such
+        QCOMPARE(files.remove(path, true).error().code, QStringLiteral("forbidden"));
+    }
+    QCOMPARE(files.remove(QStringLiteral("/"), true).error().code, QStringLiteral("forbidden"));
+    QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+}
+
+void tst_WorkspaceFiles::moveRenamesAndCreatesParents()
+{
+    WorkspaceFiles files(m_root);
+    const auto moved = files.move(QStringLiteral("a.txt"), QStringLiteral("archive/2024/a.txt"));
+    QVERIFY(moved.ok());
+    QCOMPARE(moved->path, QStringLiteral("archive/2024/a.txt"));
+    QVERIFY(!QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+    QCOMPARE(readFile(inRoot(QStringLiteral("archive/2024/a.txt"))), QByteArray("0123456789"));
+
+    QVERIFY(files.move(QStringLiteral("dir"), QStringLiteral("renamed")).ok());
+    QCOMPARE(readFile(inRoot(QStringLiteral("renamed/b.txt"))), QByteArray("b"));
+    QCOMPARE(files.move(QStringLiteral("nope"), QStringLiteral("x")).error().code, QStringLiteral("not_found"));
+}
+
+void tst_WorkspaceFiles::moveRefusesToReplaceUnlessAsked()
+{
+    WorkspaceFiles files(m_root);
+    QVERIFY(files.write(QStringLiteral("other.txt"), "other").ok());
+    QCOMPARE(files.move(QStringLiteral("a.txt"), QStringLiteral("other.txt")).error().code, QStringLiteral("conflict"));
+    QCOMPARE(readFile(inRoot(QStringLiteral("other.txt"))), QByteArray("other"));
+    QVERIFY(files.move(QStringLiteral("a.txt"), QStringLiteral("other.txt"), true).ok());
+    QCOMPARE(readFile(inRoot(QStringLiteral("other.txt"))), QByteArray("0123456789"));
+    // A file never replaces a directory, even when asked.
+    QCOMPARE(files.move(QStringLiteral("other.txt"), QStringLiteral("dir"), true).error().code, QStringLiteral("conflict"));
+    // A directory replaces an empty directory only.
+    QVERIFY(files.makeDirectory(QStringLiteral("full/x")).ok());
+    QCOMPARE(files.move(QStringLiteral("dir"), QStringLiteral("full"), true).error().code, QStringLiteral("conflict"));
+    QVERIFY(files.move(QStringLiteral("dir"), QStringLiteral("empty"), true).ok());
+    QCOMPARE(readFile(inRoot(QStringLiteral("empty/b.txt"))), QByteArray("b"));
+}
+
+void tst_WorkspaceFiles::moveIntoItselfIsBadRequest()
+{
+    WorkspaceFiles files(m_root);
+    QCOMPARE(files.move(QStringLiteral("dir"), QStringLiteral("dir/inside")).error().code, QStringLiteral("bad_request"));
+    QCOMPARE(files.move(QString(), QStringLiteral("elsewhere")).error().code, QStringLiteral("forbidden"));
+}
+
+void tst_WorkspaceFiles::moveOutsideIsForbidden()
+{
+    WorkspaceFiles files(m_root);
+    QCOMPARE(files.move(QStringLiteral("a.txt"), outside(QStringLiteral("stolen.txt"))).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.move(QStringLiteral("a.txt"), QStringLiteral("link-out/stolen.txt")).error().code, QStringLiteral("forbidden"));
+    QVERIFY(!QFileInfo::exists(outside(QStringLiteral("stolen.txt"))));
+    QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+}
+
+void tst_WorkspaceFiles::makeDirectoryIsIdempotent()
+{
+    WorkspaceFiles files(m_root);
+    const auto made = files.makeDirectory(QStringLiteral("x/y/z"));
+    QVERIFY(made.ok());
+    QVERIFY(made->created);
+    QCOMPARE(made->entry.type, QStringLiteral("directory"));
+    QVERIFY(QFileInfo(inRoot(QStringLiteral("x/y/z"))).isDir());
+    const auto again = files.makeDirectory(QStringLiteral("x/y/z"));
+    QVERIFY(again.ok());
+    QVERIFY(!again->created);
+    QCOMPARE(files.makeDirectory(QStringLiteral("a.txt")).error().code, QStringLiteral("conflict"));
+    QCOMPARE(files.makeDirectory(QStringLiteral("p/q"), false).error().code, QStringLiteral("not_found"));
+    QVERIFY(files.makeDirectory(QStringLiteral("x/single"), false).ok());
+}
+
+QTEST_GUILESS_MAIN(tst_WorkspaceFiles)
+#include "tst_workspacefiles.moc"
