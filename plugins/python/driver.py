@@ -13,6 +13,7 @@ import ast
 import binascii
 import builtins
 import codecs
+import fcntl
 import json
 import keyword
 import linecache
@@ -21,7 +22,9 @@ import platform
 import re
 import reprlib
 import signal
+import stat
 import sys
+import termios
 import time
 import traceback
 import types
@@ -84,6 +87,11 @@ _NONCE_RE = re.compile(r"[0-9A-Fa-f]{1,64}$")
 _rbuf = bytearray()
 _mark_prefix = b""
 _mark_fds = ()
+# Whether the saved fd 1/2 are pipes, whose unread bytes FIONREAD counts.
+_marks_optional = False
+_ioctl = fcntl.ioctl
+_FIONREAD = termios.FIONREAD
+_NO_BYTES = b"\0\0\0\0"
 _seq = 0
 _fflush = None
 _ns = None
@@ -165,15 +173,17 @@ def _send(ev):
 
 
 def _flush_std():
-    seen = []
-    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        if s is None or any(s is t for t in seen):
-            continue
-        seen.append(s)
-        try:
-            s.flush()
-        except Exception:
-            pass
+    out, err, sout, serr = sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__
+    # Each stream once; usually the last two are the first two.
+    for s in (out,
+              err if err is not out else None,
+              sout if sout is not out and sout is not err else None,
+              serr if serr is not out and serr is not err and serr is not sout else None):
+        if s is not None:
+            try:
+                s.flush()
+            except Exception:
+                pass
     if _fflush is not None:
         try:
             _fflush(None)
@@ -181,9 +191,29 @@ def _flush_std():
             pass
 
 
+def _drained():
+    # Both output pipes empty: the host has read every byte written to them
+    # so far, and it places an event without a mark after all it had read
+    # when it read the event (protocol section 5), so the mark can be left
+    # out. That saves two writes, and the host's reads of them, per event.
+    if not _marks_optional:
+        return False
+    try:
+        for fd in _mark_fds:
+            if _ioctl(fd, _FIONREAD, _NO_BYTES) != _NO_BYTES:
+                return False
+    except OSError:
+        return False
+    return True
+
+
 def _write_mark():
+    """Flushes, then writes a mark unless the pipes are drained; its seq or None."""
     global _seq
     _flush_std()
+    # Checked after flushing: what was just flushed must be read first.
+    if _drained():
+        return None
     # Numbered before writing: if one stream got it and the other did not,
     # the next mark still supersedes it on both.
     _seq += 1
@@ -206,7 +236,9 @@ def _emit(ev, mark=False):
             _sigmask(_SIG_BLOCK, _SIGINT_SET)
         with _lock:
             if mark:
-                ev["mark"] = _write_mark()
+                seq = _write_mark()
+                if seq is not None:
+                    ev["mark"] = seq
             _send(ev)
     finally:
         # Unblock rather than restore a saved mask: a KeyboardInterrupt may
@@ -692,8 +724,13 @@ def _run_cell(code, count, started):
         try:
             # Armed before `started` goes out: the host may signal as soon as
             # it reads it, and a SIGINT arriving while ignored would be lost.
+            # Sent without blocking SIGINT, unlike other events while armed: a
+            # frame this small leaves in one write() or not at all, and the
+            # host signals only after reading it, so no KeyboardInterrupt can
+            # split it.
             _arm()
-            _emit(started)
+            with _lock:
+                _send(started)
             try:
                 body, expr, quiet = _compile_cell(code, filename)
             except (SyntaxError, ValueError, OverflowError, MemoryError,
@@ -728,7 +765,7 @@ def _run_cell(code, count, started):
 
 
 def _set_env_layer(layer, errors):
-    if not isinstance(layer, dict):
+    if not isinstance(layer, dict) or not (layer.get("set") or layer.get("unset")):
         return
     sets = layer.get("set") or {}
     for key, value in sets.items():
@@ -754,7 +791,7 @@ def _apply_env(env, errors):
         return saved
     _set_env_layer(env.get("context"), errors)
     layer = env.get("exec")
-    if isinstance(layer, dict):
+    if isinstance(layer, dict) and (layer.get("set") or layer.get("unset")):
         for key in list(layer.get("set") or ()) + list(layer.get("unset") or ()):
             if isinstance(key, str):
                 saved[key] = os.environ.get(key)
@@ -1052,7 +1089,7 @@ def _dispatch(req):
 
 
 def _setup_stdio():
-    global _mark_fds, _fflush
+    global _mark_fds, _fflush, _marks_optional
     # Without -u, print() output would sit in a buffer while a child process
     # writes straight to the pipe, and the two would reorder.
     import io
@@ -1072,6 +1109,10 @@ def _setup_stdio():
         setattr(sys, name, new)
         setattr(sys, "__%s__" % name, new)
     _mark_fds = (os.dup(1), os.dup(2))
+    try:
+        _marks_optional = all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in _mark_fds)
+    except OSError:
+        _marks_optional = False
     try:
         import ctypes
         try:

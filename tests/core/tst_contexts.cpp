@@ -315,6 +315,18 @@ private slots:
                               << "x=41\ninc() { echo $(( $1 + 1 )); }\nexport Y=7"
                               << "echo \"$(inc $x) $Y\""
                               << "42 7\n";
+        QTest::newRow("perl") << "perl"
+                              << "my $x = 41;\nsub inc { $_[0] + 1 }\n"
+                                 "package Counter { sub new { bless {n => 2}, shift } }\n"
+                                 "use List::Util qw(sum);"
+                              << "print inc($x), ' ', Counter->new->{n}, ' ', sum(1, 2), \"\\n\""
+                              << "42 2 3\n";
+        QTest::newRow("java") << "java"
+                              << "int x = 41;\nint inc(int v) { return v + 1; }\n"
+                                 "class Box { int v = 2; }\nimport java.util.stream.*;"
+                              << "System.out.println(inc(x) + \" \" + new Box().v + \" \"\n"
+                                 "    + IntStream.rangeClosed(1, 2).sum())"
+                              << "42 2 3\n";
     }
 
     void stateSurvivesAcrossRuns()
@@ -349,6 +361,22 @@ private slots:
             << "python" << "x = 41" << "y = 1\nx + y" << "42";
         QTest::newRow("python statement only") << "python" << "x = 41" << "y = x + 1" << "";
         QTest::newRow("bash has no values") << "bash" << "x=41" << "echo $((x + 1))" << "";
+        QTest::newRow("perl expression") << "perl" << "my $x = 41;" << "$x + 1" << "42";
+        QTest::newRow("perl statements, then an expression")
+            << "perl" << "my $x = 41;" << "my $y = 1;\n$x + $y" << "42";
+        QTest::newRow("perl loop has no value")
+            << "perl" << "my $x = 41;" << "for my $i (1 .. 3) { $x += $i }" << "";
+        QTest::newRow("perl print has no value") << "perl" << "my $x = 41;" << "print '';" << "";
+        QTest::newRow("perl reference shown like Data::Dumper")
+            << "perl" << "my %h = (b => [1, 2], a => 1);" << "\\%h"
+            << "{\n  a => 1,\n  b => [\n    1,\n    2\n  ]\n}";
+        QTest::newRow("perl list") << "perl" << "my @a = (1, 'two');" << "@a" << "(1, 'two')";
+        QTest::newRow("java expression") << "java" << "int x = 41;" << "x + 1" << "42";
+        QTest::newRow("java statements, then an expression")
+            << "java" << "int x = 41;" << "int y = 1\nx + y" << "42";
+        QTest::newRow("java statement only") << "java" << "int x = 41;" << "int y = x + 1;" << "";
+        QTest::newRow("java string shown like jshell")
+            << "java" << "String s = \"hi\";" << "s" << "\"hi\"";
     }
 
     void lastExpressionIsTheResult()
@@ -401,6 +429,23 @@ private slots:
                "printf partial"
             << QStringList{"out from bash\n", "out from child\n"}
             << QStringList{"err from bash\n", "err from child\n"};
+        QTest::newRow("perl")
+            << "perl"
+            << "print \"out from perl\\n\";\n"
+               "print STDERR \"err from perl\\n\";\n"
+               "system('echo out from child; echo err from child >&2');\n"
+               "print 'partial';"
+            << QStringList{"out from perl\n", "out from child\n"}
+            << QStringList{"err from perl\n", "err from child\n"};
+        QTest::newRow("java")
+            << "java"
+            << "System.out.println(\"out from java\");\n"
+               "System.err.println(\"err from java\");\n"
+               "new ProcessBuilder(\"sh\", \"-c\", \"echo out from child; echo err from child >&2\")\n"
+               "    .inheritIO().start().waitFor();\n"
+               "System.out.print(\"partial\");"
+            << QStringList{"out from java\n", "out from child\n"}
+            << QStringList{"err from java\n", "err from child\n"};
     }
 
     void stdoutAndStderrIncludingChildProcessArriveBeforeDone()
@@ -472,6 +517,30 @@ private slots:
             << "echo $((x + 1))" << "42\n";
         QTest::newRow("bash false")
             << "bash" << "x=41" << "false" << "" << 1 << "echo $((x + 1))" << "42\n";
+        QTest::newRow("perl die")
+            << "perl" << "my $x = 41;" << "die \"boom\\n\"" << "Error" << -1
+            << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("perl syntax error")
+            << "perl" << "my $x = 41;" << "my $y = ;" << "SyntaxError" << -1
+            << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("perl strict violation")
+            << "perl" << "use strict;\nmy $x = 41;" << "$undeclared = 1;" << "CompileError" << -1
+            << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("perl statements before the error took effect")
+            << "perl" << "my $x = 41;" << "$x = 42;\ndie 'boom';" << "Error" << -1
+            << "print \"$x\\n\"" << "42\n";
+        QTest::newRow("perl exception object")
+            << "perl" << "my $x = 41;" << "die bless({code => 7}, 'My::Error');" << "My::Error"
+            << -1 << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("java runtime error")
+            << "java" << "int x = 41;" << "1 / 0" << "java.lang.ArithmeticException" << -1
+            << "System.out.println(x + 1)" << "42\n";
+        QTest::newRow("java compile error")
+            << "java" << "int x = 41;" << "int broken = ;" << "CompileError" << -1
+            << "System.out.println(x + 1)" << "42\n";
+        QTest::newRow("java statements before the error took effect")
+            << "java" << "int x = 41;" << "x = 42;\nthrow new IllegalStateException(\"boom\");"
+            << "java.lang.IllegalStateException" << -1 << "System.out.println(x)" << "42\n";
     }
 
     void errorIsReportedAndStateKept()
@@ -523,6 +592,15 @@ private slots:
         QTest::newRow("bash loop state") << "bash" << "n=0"
                                          << "while true; do n=$((n + 1)); done"
                                          << "[ \"$n\" -gt 0 ] && echo counted" << "counted\n";
+        QTest::newRow("perl") << "perl" << "my $x = 41;" << "while (1) { }"
+                              << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("perl loop state") << "perl" << "my $n = 0;" << "while (1) { $n++ }"
+                                         << "print $n > 0 ? \"counted\\n\" : \"zero\\n\""
+                                         << "counted\n";
+        QTest::newRow("java") << "java" << "int x = 41;" << "while (true) { }"
+                              << "System.out.println(x + 1)" << "42\n";
+        QTest::newRow("java loop state") << "java" << "long n = 0;" << "while (true) { n++; }"
+                                         << "System.out.println(n > 0)" << "true\n";
     }
 
     void interruptCpuLoopKeepsState()
@@ -546,6 +624,20 @@ private slots:
         QTest::newRow("python") << "python" << "x = 41" << "import time\ntime.sleep(30)"
                                 << "print(x + 1)" << "42\n";
         QTest::newRow("bash") << "bash" << "x=41" << "sleep 30" << "echo $((x + 1))" << "42\n";
+        QTest::newRow("perl") << "perl" << "my $x = 41;" << "sleep 30"
+                              << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("perl child process") << "perl" << "my $x = 41;" << "system('sleep 30');"
+                                            << "print $x + 1, \"\\n\"" << "42\n";
+        // system() ignores SIGINT in the parent; the driver ends the run when its child got one.
+        QTest::newRow("perl loop around a child process")
+            << "perl" << "my $x = 41;" << "system('sleep 30') for 1 .. 5;"
+            << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("java") << "java" << "int x = 41;" << "Thread.sleep(30000);"
+                              << "System.out.println(x + 1)" << "42\n";
+        QTest::newRow("java child process")
+            << "java" << "int x = 41;"
+            << "new ProcessBuilder(\"sleep\", \"30\").inheritIO().start().waitFor();"
+            << "System.out.println(x + 1)" << "42\n";
     }
 
     void interruptSleepKeepsState()
@@ -570,6 +662,16 @@ private slots:
                                 << "print('x' in globals())" << "False\n";
         QTest::newRow("bash builtin exit") << "bash" << "x=41" << "builtin exit 3"
                                            << "echo \"${x:-gone}\"" << "gone\n";
+        QTest::newRow("perl POSIX::_exit")
+            << "perl" << "our $x = 41;" << "use POSIX ();\nPOSIX::_exit(3);"
+            << "print defined $x ? \"kept\\n\" : \"gone\\n\"" << "gone\n";
+        QTest::newRow("perl CORE::exit") << "perl" << "our $x = 41;" << "CORE::exit(3);"
+                                         << "print defined $x ? \"kept\\n\" : \"gone\\n\""
+                                         << "gone\n";
+        // A fresh JVM has no trace of the old one's system properties.
+        QTest::newRow("java System.exit")
+            << "java" << "System.setProperty(\"rh.x\", \"41\");" << "System.exit(3);"
+            << "System.out.println(System.getProperty(\"rh.x\", \"gone\"))" << "gone\n";
     }
 
     void workerExitIsReportedAndNextRunGetsFreshWorker()
@@ -658,6 +760,207 @@ private slots:
         QCOMPARE(info(context).pid, pid);
     }
 
+    // In a cell, `exit` ends the cell like Python's SystemExit: the worker and its state stay.
+    // A status other than 0 is an error, and done carries the status.
+    void perlExitEndsTheCellAndKeepsTheWorker_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<int>("exitCode");
+        QTest::newRow("exit with a status") << "exit 3;" << "error" << 3;
+        QTest::newRow("exit 0") << "print \"bye\\n\";\nexit;\nprint \"never\\n\";" << "ok" << 0;
+        QTest::newRow("exit in a sub") << "sub leave { exit(4) }\nleave();" << "error" << 4;
+    }
+
+    void perlExitEndsTheCellAndKeepsTheWorker()
+    {
+        QFETCH(QString, code);
+        QFETCH(QString, status);
+        QFETCH(int, exitCode);
+
+        const QString context = createContext(QStringLiteral("perl"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, QStringLiteral("my $x = 41;")));
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr exited = run(context, code);
+        QVERIFY(exited);
+        VERIFY_EXEC(exited->status() == status, exited);
+        VERIFY_EXEC(!doneOf(exited).value(QLatin1String("state_lost")).toBool(), exited);
+        QCOMPARE(doneOf(exited).value(QLatin1String("exit_code")).toInt(-1), exitCode);
+        QVERIFY(!out(exited).contains(QLatin1String("never")));
+        if (exitCode != 0)
+            QCOMPARE(firstErrorName(exited), QStringLiteral("Exit"));
+
+        const ExecutionPtr after = run(context, QStringLiteral("print $x + 1, \"\\n\";"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), QStringLiteral("42\n"));
+        QCOMPARE(info(context).pid, pid);
+    }
+
+    // Beyond the usual Perl REPLs: `my` variables of a cell's top level, and its pragmas, carry
+    // over to the next cells as if all cells were one file.
+    void perlLexicalsAndPragmasPersist()
+    {
+        const QString context = createContext(QStringLiteral("perl"));
+        QVERIFY(!context.isEmpty());
+        const auto step = [&](const QString &code, const QString &status) -> ExecutionPtr {
+            const ExecutionPtr execution = run(context, code);
+            if (execution && execution->status() != status)
+                qWarning("unexpected status: %s", qPrintable(describe(execution)));
+            return execution && execution->status() == status ? execution : nullptr;
+        };
+
+        QVERIFY(step("use strict;\nuse warnings;\nmy $x = 41;\nmy @list = (1, 2);\n"
+                     "my %h = (k => 'v');\n{ my $inner = 1; }\nsub get_x { $x }",
+                     "ok"));
+        ExecutionPtr e = step("$x++;\nprint \"$x @list $h{k} \", get_x(), \"\\n\";", "ok");
+        QVERIFY(e);
+        QCOMPARE(out(e), QStringLiteral("42 1 2 v 42\n"));
+
+        // Closures keep sharing the variables they closed over.
+        QVERIFY(step("my $count = 0;\nmy $inc = sub { ++$count };", "ok"));
+        e = step("$inc->();\n$inc->();\nprint \"$count\\n\";", "ok");
+        QVERIFY(e);
+        QCOMPARE(out(e), QStringLiteral("2\n"));
+
+        // `use strict` still applies, and a lexical of an inner block did not leak out.
+        e = step("$inner = 2;", "error");
+        QVERIFY(e);
+        QCOMPARE(firstErrorName(e), QStringLiteral("CompileError"));
+        e = step("$undeclared = 1;", "error");
+        QVERIFY(e);
+        QCOMPARE(firstErrorName(e), QStringLiteral("CompileError"));
+
+        // `use warnings` still applies.
+        e = step("my $u;\nmy $v = $u + 1;", "ok");
+        QVERIFY(e);
+        VERIFY_EXEC(err(e).contains(QLatin1String("Use of uninitialized value $u")), e);
+
+        // `use v5.36` brings its features (and keeps strict and warnings on).
+        QVERIFY(step("use v5.36;\nsub add ($p, $q) { $p + $q }", "ok"));
+        e = step("say add(2, 3);\nmy $undefined;\nmy $s = \"$undefined\";", "ok");
+        QVERIFY(e);
+        QCOMPARE(out(e), QStringLiteral("5\n"));
+        VERIFY_EXEC(err(e).contains(QLatin1String("Use of uninitialized value")), e);
+
+        // Pragmas change for later cells too.
+        QVERIFY(step("no strict 'vars';\nno warnings;", "ok"));
+        e = step("$undeclared = 1;\nmy $w;\nmy $z = $w + 1;\nprint \"$undeclared\\n\";", "ok");
+        QVERIFY(e);
+        QCOMPARE(out(e), QStringLiteral("1\n"));
+        QCOMPARE(err(e), QString());
+
+        // Declaring again makes a new variable; a sub compiled earlier keeps the old one.
+        e = step("my $x = 100;\nprint \"$x \", get_x(), \"\\n\";", "ok");
+        QVERIFY(e);
+        QCOMPARE(out(e), QStringLiteral("100 42\n"));
+
+    }
+
+    // Perl's display() helper: an image or HTML in the cell's output, in order with its prints.
+    void perlDisplayHelperRoundTripsAPng()
+    {
+        // A 1x1 PNG.
+        const QString png =
+            QStringLiteral("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+                           "2mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==");
+        const QString context = createContext(QStringLiteral("perl"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution =
+            run(context, QStringLiteral("use MIME::Base64 qw(decode_base64);\n"
+                                        "my $png = decode_base64('%1');\n"
+                                        "print \"before\\n\";\n"
+                                        "display('image/png' => $png);\n"
+                                        "print \"after\\n\";\n"
+                                        "display('text/html' => '<b>hi</b>',\n"
+                                        "        'text/plain' => 'hi');")
+                             .arg(png));
+        QVERIFY(execution);
+        VERIFY_EXEC(execution->status() == "ok", execution);
+        const QList<Event> displays = eventsOfType(execution, QStringLiteral("display"));
+        VERIFY_EXEC(displays.size() == 2, execution);
+        const QJsonObject image = displays.at(0).fields.value(QLatin1String("data")).toObject();
+        QCOMPARE(image.value(QLatin1String("image/png")).toString(), png);
+        const QJsonObject imageMeta = displays.at(0)
+                                          .fields.value(QLatin1String("metadata"))
+                                          .toObject()
+                                          .value(QLatin1String("image/png"))
+                                          .toObject();
+        QCOMPARE(imageMeta.value(QLatin1String("width")).toInt(), 1);
+        QCOMPARE(imageMeta.value(QLatin1String("height")).toInt(), 1);
+        const QJsonObject html = displays.at(1).fields.value(QLatin1String("data")).toObject();
+        QCOMPARE(html.value(QLatin1String("text/html")).toString(), QStringLiteral("<b>hi</b>"));
+        QCOMPARE(html.value(QLatin1String("text/plain")).toString(), QStringLiteral("hi"));
+        VERIFY_EXEC(!hasEvent(execution, "result"), execution);
+
+        // The image sits between the two prints.
+        QString before;
+        for (const Event &event : execution->events()) {
+            if (event.type == QLatin1String("display"))
+                break;
+            if (event.type == QLatin1String("stream"))
+                before += event.fields.value(QLatin1String("text")).toString();
+        }
+        QCOMPARE(before, QStringLiteral("before\n"));
+        QCOMPARE(out(execution), QStringLiteral("before\nafter\n"));
+    }
+
+    void perlCompletionAndVariables()
+    {
+        const QString context = createContext(QStringLiteral("perl"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr defined =
+            run(context, QStringLiteral("my $counter = 41;\nour @items = (1, 2);\n"
+                                        "sub compute_total { 1 }\n"
+                                        "package Shape { sub new { bless {}, shift } "
+                                        "sub area { 1 } }\nmy $shape = Shape->new;"));
+        QVERIFY(defined);
+        VERIFY_EXEC(defined->status() == "ok", defined);
+
+        const auto complete = [&](const QString &code) {
+            std::optional<Result<QJsonObject>> answer;
+            contexts().complete({}, context, code, int(code.size()),
+                                [&](Result<QJsonObject> reply) { answer = std::move(reply); });
+            if (!QTest::qWaitFor([&] { return answer.has_value(); }, kRunTimeout) || !*answer)
+                return QJsonObject();
+            return answer->value();
+        };
+        const auto matches = [](const QJsonObject &reply) {
+            QStringList list;
+            for (const QJsonValue &match : reply.value(QLatin1String("matches")).toArray())
+                list.append(match.toString());
+            return list;
+        };
+
+        QJsonObject reply = complete(QStringLiteral("print $cou"));
+        QVERIFY2(matches(reply).contains(QStringLiteral("$counter")),
+                 qPrintable(matches(reply).join(QLatin1Char(' '))));
+        QCOMPARE(reply.value(QLatin1String("cursor_start")).toInt(), 6);
+        QCOMPARE(reply.value(QLatin1String("cursor_end")).toInt(), 10);
+        reply = complete(QStringLiteral("compute_t"));
+        QVERIFY2(matches(reply).contains(QStringLiteral("compute_total")),
+                 qPrintable(matches(reply).join(QLatin1Char(' '))));
+        reply = complete(QStringLiteral("$shape->ar"));
+        QVERIFY2(matches(reply).contains(QStringLiteral("area")),
+                 qPrintable(matches(reply).join(QLatin1Char(' '))));
+
+        std::optional<Result<QJsonObject>> vars;
+        contexts().variables({}, context, [&](Result<QJsonObject> r) { vars = std::move(r); });
+        QTRY_VERIFY_WITH_TIMEOUT(vars.has_value(), kRunTimeout);
+        QVERIFY(*vars);
+        QMap<QString, QJsonObject> byName;
+        for (const QJsonValue &v : vars->value().value(QLatin1String("variables")).toArray())
+            byName.insert(v.toObject().value(QLatin1String("name")).toString(), v.toObject());
+        QVERIFY2(byName.contains(QStringLiteral("$counter")), qPrintable(byName.keys().join(' ')));
+        QCOMPARE(byName.value(QStringLiteral("$counter")).value(QLatin1String("repr")).toString(),
+                 QStringLiteral("41"));
+        QVERIFY2(byName.contains(QStringLiteral("@items")), qPrintable(byName.keys().join(' ')));
+        QCOMPARE(byName.value(QStringLiteral("$shape")).value(QLatin1String("type")).toString(),
+                 QStringLiteral("Shape"));
+    }
+
     void envLayersWorkspaceContextExecution_data()
     {
         QTest::addColumn<QString>("language");
@@ -666,6 +969,9 @@ private slots:
 
         QTest::newRow("python") << "python" << "pass" << "import os\nos.system('env')";
         QTest::newRow("bash") << "bash" << ":" << "env";
+        QTest::newRow("perl") << "perl" << "1;" << "system('env');";
+        QTest::newRow("java") << "java" << "int noop = 0;"
+                              << "new ProcessBuilder(\"env\").inheritIO().start().waitFor();";
     }
 
     void envLayersWorkspaceContextExecution()
@@ -748,6 +1054,9 @@ private slots:
         QTest::newRow("python") << "python" << "import os\nos.chdir('/tmp')"
                                 << "import os\nos.system('/bin/pwd')";
         QTest::newRow("bash") << "bash" << "cd /tmp" << "/bin/pwd";
+        QTest::newRow("perl") << "perl" << "chdir '/tmp' or die;" << "system('/bin/pwd');";
+        QTest::newRow("java") << "java" << "cd(\"/tmp\");"
+                              << "new ProcessBuilder(\"/bin/pwd\").inheritIO().start().waitFor();";
     }
 
     void cwdPersistsAndIsConfinedToWorkspace()
@@ -812,6 +1121,16 @@ private slots:
                                  "  head -c 1048576 /dev/zero | tr '\\0' x\n"
                                  "  head -c 1024 /dev/zero | tr '\\0' y >&2\n"
                                  "done";
+        QTest::newRow("perl") << "perl"
+                              << "for (1 .. 10) {\n"
+                                 "    print 'x' x 1048576;\n"
+                                 "    print STDERR 'y' x 1024;\n"
+                                 "}";
+        QTest::newRow("java") << "java"
+                              << "for (int i = 0; i < 10; i++) {\n"
+                                 "    System.out.print(\"x\".repeat(1048576));\n"
+                                 "    System.err.print(\"y\".repeat(1024));\n"
+                                 "}";
     }
 
     void tenMegabytesOfOutputDoNotDeadlock()
@@ -842,6 +1161,9 @@ private slots:
                                 << "print('after')";
         QTest::newRow("bash") << "bash" << "head -c 1048576 /dev/zero | tr '\\0' x"
                               << "echo after";
+        QTest::newRow("perl") << "perl" << "print 'x' x 1048576;" << "print \"after\\n\";";
+        QTest::newRow("java") << "java" << "System.out.print(\"x\".repeat(1048576));"
+                              << "System.out.println(\"after\");";
     }
 
     void outputBeyondTheCapIsTruncatedAndTheRunStillFinishes()
@@ -884,6 +1206,10 @@ private slots:
 
         QTest::newRow("python") << "python" << "PY" << "x = 41" << "print(x + 1)" << "42\n";
         QTest::newRow("bash") << "bash" << "BASH" << "x=41" << "echo $((x + 1))" << "42\n";
+        QTest::newRow("perl") << "perl" << "Perl5" << "my $x = 41;" << "print $x + 1, \"\\n\""
+                              << "42\n";
+        QTest::newRow("java") << "java" << "JSHELL" << "int x = 41;" << "System.out.println(x + 1)"
+                              << "42\n";
     }
 
     void runByLanguageUsesOldestDefaultContext()
@@ -940,6 +1266,15 @@ private slots:
                                              "order=\"$order 2\"",
                                              "order=\"$order 3\"\necho $order"}
                               << "1 2 3\n";
+        QTest::newRow("perl") << "perl" << "my @order;"
+                              << QStringList{"select(undef, undef, undef, 0.2);\npush @order, 1;",
+                                             "push @order, 2;",
+                                             "push @order, 3;\nprint \"@order\\n\";"}
+                              << "1 2 3\n";
+        QTest::newRow("java") << "java" << "var order = new java.util.ArrayList<Integer>();"
+                              << QStringList{"Thread.sleep(200);\norder.add(1);", "order.add(2);",
+                                             "order.add(3);\nSystem.out.println(order);"}
+                              << "[1, 2, 3]\n";
     }
 
     void runsInOneContextAreFifo()
@@ -980,6 +1315,8 @@ private slots:
 
         QTest::newRow("python") << "python" << "import time\ntime.sleep(30)" << "print('quick')";
         QTest::newRow("bash") << "bash" << "sleep 30" << "echo quick";
+        QTest::newRow("perl") << "perl" << "sleep 30" << "print \"quick\\n\";";
+        QTest::newRow("java") << "java" << "Thread.sleep(30000);" << "System.out.println(\"quick\");";
     }
 
     void contextsRunInParallel()
@@ -1044,6 +1381,10 @@ private slots:
                                    "child = subprocess.Popen(['sleep', '1000'])\n"
                                    "print(child.pid)";
         QTest::newRow("bash") << "bash" << "sleep 1000 &\necho $!";
+        QTest::newRow("perl") << "perl" << "system('sleep 1000 & echo $!');";
+        QTest::newRow("java") << "java"
+                              << "var child = new ProcessBuilder(\"sleep\", \"1000\").start();\n"
+                                 "System.out.println(child.pid());";
     }
 
     void deleteKillsProcessGroup()
@@ -1102,6 +1443,14 @@ private slots:
                                 << "False kept\n";
         QTest::newRow("bash") << "bash" << "x=41" << "sleep 30"
                               << "echo \"${x:-gone} $RH_KEPT\"" << "gone kept\n";
+        QTest::newRow("perl") << "perl" << "my $x = 41;" << "sleep 30"
+                              << "print defined $x ? 'kept' : 'gone', \" $ENV{RH_KEPT}\\n\""
+                              << "gone kept\n";
+        QTest::newRow("java") << "java" << "System.setProperty(\"rh.x\", \"41\");"
+                              << "Thread.sleep(30000);"
+                              << "System.out.println(System.getProperty(\"rh.x\", \"gone\") + \" \"\n"
+                                 "    + System.getenv(\"RH_KEPT\"))"
+                              << "gone kept\n";
     }
 
     void restartGivesFreshInterpreter()
@@ -1150,6 +1499,12 @@ private slots:
         QTest::newRow("python") << "python" << "import time\ntime.sleep(30)" << "ran = True"
                                 << "print('ran' in globals())" << "False\n";
         QTest::newRow("bash") << "bash" << "sleep 30" << "ran=yes" << "echo \"${ran:-no}\""
+                              << "no\n";
+        QTest::newRow("perl") << "perl" << "sleep 30" << "our $ran = 'yes';"
+                              << "print $main::ran // 'no', \"\\n\"" << "no\n";
+        QTest::newRow("java") << "java" << "Thread.sleep(30000);"
+                              << "System.setProperty(\"rh.ran\", \"yes\");"
+                              << "System.out.println(System.getProperty(\"rh.ran\", \"no\"))"
                               << "no\n";
     }
 
@@ -1218,6 +1573,10 @@ private slots:
                                 << "y = 1" << "print(x + 1)" << "42\n";
         QTest::newRow("bash") << "bash" << "x=41" << "sleep 30" << "y=1" << "echo $((x + 1))"
                               << "42\n";
+        QTest::newRow("perl") << "perl" << "my $x = 41;" << "sleep 30" << "my $y = 1;"
+                              << "print $x + 1, \"\\n\"" << "42\n";
+        QTest::newRow("java") << "java" << "int x = 41;" << "Thread.sleep(30000);" << "int y = 1;"
+                              << "System.out.println(x + 1)" << "42\n";
     }
 
     void timeoutInterruptsAndSaysTimeout()
@@ -1269,6 +1628,13 @@ private slots:
                                 << QStringList{"x = 41", "print(x + 1)", "1 / 0"} << "print('back')";
         QTest::newRow("bash") << "bash" << QStringList{"x=41", "echo $((x + 1))", "false"}
                               << "echo back";
+        QTest::newRow("perl") << "perl"
+                              << QStringList{"my $x = 41;", "print $x + 1, \"\\n\";",
+                                             "die \"boom\\n\";"}
+                              << "print \"back\\n\";";
+        QTest::newRow("java") << "java"
+                              << QStringList{"int x = 41;", "System.out.println(x + 1)", "1 / 0"}
+                              << "System.out.println(\"back\")";
     }
 
     void historyIsPersisted()
@@ -1358,6 +1724,15 @@ private slots:
 
         QTest::newRow("python") << "python" << "x = 41" << "import os\nos.write(4, b'zz\\n')"
                                 << "print('x' in globals())" << "False\n";
+        QTest::newRow("perl") << "perl" << "our $x = 41;"
+                              << "open(my $events, '>&=', 4) or die;\nsyswrite($events, \"zz\\n\");"
+                              << "print defined $x ? \"kept\\n\" : \"gone\\n\"" << "gone\n";
+        QTest::newRow("java") << "java" << "System.setProperty(\"rh.x\", \"41\");"
+                              << "try (var events = new java.io.FileOutputStream(\"/proc/self/fd/4\")) {\n"
+                                 "    events.write(\"zz\\n\".getBytes());\n"
+                                 "}"
+                              << "System.out.println(System.getProperty(\"rh.x\", \"gone\"))"
+                              << "gone\n";
     }
 
     void malformedWorkerFramesAreReported()
