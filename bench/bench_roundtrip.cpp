@@ -62,7 +62,7 @@ constexpr int kOtherCpu = 1;
 const QString kCode = QStringLiteral("x = 1");
 
 // Fixed iteration counts rather than a minimum time: every case then has enough samples for its
-// p99, and a run takes a predictable ~40 s.
+// p99, and a whole run takes a predictable half minute.
 constexpr int kFastIterations = 20000;
 constexpr int kJupyterIterations = 2000;
 // Before each timed loop, after the worker has been (re)pinned: caches, branch predictors and
@@ -91,8 +91,8 @@ bool pinThread(pid_t tid, int cpu)
 }
 
 // Pins every thread of `pid` and of its descendants; returns how many threads were pinned.
-// sched_setaffinity() moves one thread only, and a Jupyter kernel runs several (IOPub, heartbeat,
-// control, history), each of which takes part in a round trip.
+// sched_setaffinity() moves one thread only, and a Jupyter kernel runs several (ZeroMQ I/O,
+// IOPub, heartbeat, control), and ZeroMQ's I/O threads take part in every round trip.
 int pinProcessTree(pid_t pid, int cpu)
 {
     int pinned = 0;

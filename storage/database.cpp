@@ -5,11 +5,16 @@
 
 #include <sqlite3.h>
 
+#include <utility>
+
 namespace replhost::storage {
 
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
+// replhost's SQL is a few dozen fixed strings; the bound only guards against a caller that builds
+// SQL at run time, whose statements would otherwise pile up.
+constexpr std::size_t kMaxKeptStatements = 128;
 
 // `cause` already names the database.
 Error configureError(const QString &what, const Error &cause)
@@ -35,6 +40,8 @@ Database::Database(sqlite3 *handle, QString path) : m_handle(handle), m_path(std
 
 Database::~Database()
 {
+    for (auto &[sql, stmt] : m_statements)
+        sqlite3_finalize(stmt);  // a no-op on null (a statement still in use: see below)
     // close_v2 rather than close: should a statement still be alive (a bug elsewhere), the
     // connection is closed when it is finalized instead of leaking.
     sqlite3_close_v2(m_handle);
@@ -118,6 +125,62 @@ qint64 Database::lastInsertRowId() const
 bool Database::inTransaction() const
 {
     return m_transactionDepth > 0;
+}
+
+Result<void> Database::checkEnclosingTransaction() const
+{
+    if (m_transactionDepth > 0 && sqlite3_get_autocommit(m_handle)) {
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("the enclosing transaction was rolled back after an error "
+                                        "(database %1)")
+                             .arg(m_path));
+    }
+    return {};
+}
+
+int Database::lastExtendedErrorCode() const
+{
+    return sqlite3_extended_errcode(m_handle);
+}
+
+sqlite3_stmt *Database::acquireStatement(const char *sql)
+{
+    if (auto it = m_statements.find(std::string_view(sql)); it != m_statements.end() && it->second)
+        return std::exchange(it->second, nullptr);
+    // PERSISTENT: the statement is meant to live long, so SQLite allocates it outside its
+    // lookaside memory, which is for short-lived objects.
+    sqlite3_stmt *stmt = nullptr;
+    if (sqlite3_prepare_v3(m_handle, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr)
+        != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        return nullptr;
+    }
+    return stmt;
+}
+
+void Database::releaseStatement(const char *sql, sqlite3_stmt *stmt)
+{
+    if (!stmt)
+        return;
+    // Reset first: a statement left mid-way would keep its read transaction (and so an old
+    // snapshot of the WAL) open. Clearing the bindings frees copies of large values (code,
+    // event JSON) now rather than at the next use.
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    // Keyed by the caller's text, not sqlite3_sql(), which may differ from it (trailing text).
+    auto it = m_statements.find(std::string_view(sql));
+    if (it == m_statements.end()) {
+        if (m_statements.size() < kMaxKeptStatements) {
+            m_statements.emplace(sql, stmt);
+            return;
+        }
+    } else if (!it->second) {
+        it->second = stmt;
+        return;
+    }
+    // Another statement for the same SQL is kept already (two were in use at once), or the
+    // cache is full.
+    sqlite3_finalize(stmt);
 }
 
 Error Database::lastError() const

@@ -3,6 +3,8 @@
 
 #include "store.h"
 
+#include <QHash>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -58,7 +60,6 @@ public:
     void run();
     void writeBatch(const std::vector<Write> &batch);
     Result<void> apply(const Write &write);
-    void applyEvents(const QList<ExecutionEventRecord> &events, qint64 *failed, Error *lastFailure);
 
     // Opened on the caller's thread by open(), then used only by `thread` (and destroyed after it
     // has been joined), so the connection is never used from two threads at once.
@@ -129,67 +130,91 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
                     return inserted.error();
                 return {};
             },
-            [this](const AppendEvent &w) { return store->appendEvents({w.event}); },
+            [this](const AppendEvent &w) { return store->appendEvent(w.event); },
             [this](const FinishExecution &w) {
                 return store->finishExecution(w.id, w.status, w.durationMs, w.outputBytes,
                                               w.truncated);
             },
-            [this](const UpdateContextUsage &w) -> Result<void> {
-                // Read and write inside the batch's transaction, which holds the write lock, so
-                // no other connection can change the context in between.
-                auto found = store->context(w.contextId);
-                if (!found)
-                    return found.error();
-                if (!*found) {
-                    return makeError(QStringLiteral("not_found"),
-                                     QStringLiteral("context %1 not found").arg(w.contextId));
-                }
-                ContextRecord context = **found;
-                context.executionCount = w.executionCount;
-                context.cwd = w.cwd;
-                context.lastUsedAt = w.lastUsedAt;
-                return store->updateContext(context);
+            [this](const UpdateContextUsage &w) {
+                return store->updateContextUsage(w.contextId, w.executionCount, w.cwd,
+                                                 w.lastUsedAt);
             },
         },
         write);
 }
 
-void HistoryWriter::Private::applyEvents(const QList<ExecutionEventRecord> &events,
-                                         qint64 *failed, Error *lastFailure)
-{
-    // Events come in runs of hundreds; one statement for the run is the fast path. Should the
-    // run fail (it is rolled back as a whole), write its events one by one so that a single bad
-    // event costs only itself.
-    if (store->appendEvents(events))
-        return;
-    for (const ExecutionEventRecord &event : events) {
-        if (auto r = store->appendEvents({event}); !r) {
-            ++*failed;
-            *lastFailure = r.error();
-        }
-    }
-}
-
 void HistoryWriter::Private::writeBatch(const std::vector<Write> &batch)
 {
+    // Two kinds of write are folded into another one of the same batch, each with an outcome
+    // that does not differ from writing both:
+    //
+    // - A context's usage is queued when each of its runs starts and ends, and every update sets
+    //   the same columns outright: only the last one in the batch is written. Nothing else in a
+    //   batch reads those columns, so writing it where it stands changes no outcome. The ones it
+    //   stands for share its fate in the failure count, as if each had been written.
+    // - A run that starts and ends within one batch (the usual case: batches last 20 ms) is
+    //   inserted with its outcome, rather than inserted as running and then updated. Should the
+    //   insert fail, the finish is written on its own where it stands, as it would have been.
+    struct LastUsage {
+        std::size_t index;  // of the last update of the context in the batch
+        qint64 writes;      // how many updates of the context the batch holds
+    };
+    QHash<QString, LastUsage> lastUsage;
+    QHash<QString, std::size_t> firstInsert;  // execution id → its first insert in the batch
+    QHash<std::size_t, std::size_t> finishOf;  // index of an insert → index of its finish
+    std::vector<bool> folded(batch.size(), false);  // finishes written with their insert
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (const auto *usage = std::get_if<UpdateContextUsage>(&batch[i])) {
+            LastUsage &last = lastUsage[usage->contextId];
+            last.index = i;
+            ++last.writes;
+        } else if (const auto *insert = std::get_if<InsertExecution>(&batch[i])) {
+            if (!firstInsert.contains(insert->execution.id))
+                firstInsert.insert(insert->execution.id, i);
+        } else if (const auto *finish = std::get_if<FinishExecution>(&batch[i])) {
+            const auto insert = firstInsert.constFind(finish->id);
+            if (insert != firstInsert.constEnd() && !finishOf.contains(*insert)) {
+                finishOf.insert(*insert, i);
+                folded[i] = true;
+            }
+        }
+    }
+
     qint64 failed = 0;
     Error lastFailure;
-    // Each Store call inside is a savepoint (or a single statement), so a failed write undoes
-    // only itself and the rest of the batch still commits.
+    // Every write is one statement (or, for an execution, a look-up and one statement) inside
+    // the batch's transaction, with no savepoint of its own: a statement that fails undoes only
+    // itself, so a failed write costs only itself and the rest of the batch still commits.
     auto committedBatch = store->transaction([&]() -> Result<void> {
-        for (std::size_t i = 0; i < batch.size();) {
-            if (std::holds_alternative<AppendEvent>(batch[i])) {
-                QList<ExecutionEventRecord> events;
-                for (; i < batch.size() && std::holds_alternative<AppendEvent>(batch[i]); ++i)
-                    events.append(std::get<AppendEvent>(batch[i]).event);
-                applyEvents(events, &failed, &lastFailure);
-                continue;
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            Result<void> r;
+            qint64 writes = 1;
+            if (const auto *usage = std::get_if<UpdateContextUsage>(&batch[i])) {
+                const LastUsage &last = lastUsage[usage->contextId];
+                if (last.index != i)
+                    continue;  // a later update of the same context stands for this one
+                writes = last.writes;
+                r = apply(batch[i]);
+            } else if (std::holds_alternative<FinishExecution>(batch[i]) && folded[i]) {
+                continue;  // written with its insert
+            } else if (const auto it = finishOf.constFind(i); it != finishOf.constEnd()) {
+                const auto &finish = std::get<FinishExecution>(batch[*it]);
+                ExecutionRecord execution = std::get<InsertExecution>(batch[i]).execution;
+                execution.status = finish.status;
+                execution.durationMs = finish.durationMs;
+                execution.outputBytes = finish.outputBytes;
+                execution.truncated = finish.truncated;
+                if (auto inserted = store->insertExecution(execution); !inserted) {
+                    r = inserted.error();
+                    folded[*it] = false;  // not written after all: it goes on its own
+                }
+            } else {
+                r = apply(batch[i]);
             }
-            if (auto r = apply(batch[i]); !r) {
-                ++failed;
+            if (!r) {
+                failed += writes;
                 lastFailure = r.error();
             }
-            ++i;
         }
         return {};
     });

@@ -17,7 +17,8 @@ namespace replhost::storage {
 // execution never waits for the disk. A crash loses at most the last batch, never consistency.
 //
 // Threading: every method may be called from any thread. Writes are applied in the order they
-// were queued. Errors of the background writes are counted and the last one is kept (lastError);
+// were queued, except that of several usage updates of one context in a batch only the last is
+// written (each sets the same columns outright, so the outcome is the same). Errors of the background writes are counted and the last one is kept (lastError);
 // they never reach the caller's thread as exceptions.
 class HistoryWriter {
 public:

@@ -18,12 +18,10 @@ const char *nonNull(const char *data)
 
 } // namespace
 
-Statement::Statement(Database &db, const char *sql) : m_db(db)
+Statement::Statement(Database &db, const char *sql)
+    : m_db(db), m_sql(sql), m_stmt(db.acquireStatement(sql))
 {
-    const int rc = sqlite3_prepare_v2(db.handle(), sql, -1, &m_stmt, nullptr);
-    if (rc != SQLITE_OK) {
-        sqlite3_finalize(m_stmt);
-        m_stmt = nullptr;
+    if (!m_stmt) {
         m_prepareFailed = true;
         fail(db.lastError());
     }
@@ -31,7 +29,7 @@ Statement::Statement(Database &db, const char *sql) : m_db(db)
 
 Statement::~Statement()
 {
-    sqlite3_finalize(m_stmt);  // a no-op on null
+    m_db.releaseStatement(m_sql, m_stmt);  // a no-op on null
 }
 
 void Statement::fail(Error error)

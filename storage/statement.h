@@ -14,7 +14,10 @@ namespace replhost::storage {
 
 class Database;
 
-// One prepared statement: prepared in the constructor, finalized in the destructor.
+// One prepared statement, taken from its Database in the constructor and given back in the
+// destructor. The Database keeps statements by SQL text and hands the same one out again (reset,
+// with no bindings), so `sql` should be a fixed string: a Statement costs a lookup instead of a
+// prepare. Two Statements for the same SQL may be alive at once; the second gets its own.
 //
 // Errors are sticky values, never exceptions: a failed prepare or bind is remembered, later binds
 // are ignored, and the first error is returned by the next step() or run(). So a caller binds
@@ -71,6 +74,7 @@ private:
     void fail(Error error);
 
     Database &m_db;
+    const char *const m_sql;         // the caller's text, the Database's key for m_stmt
     sqlite3_stmt *m_stmt = nullptr;  // null only if preparing failed
     std::optional<Error> m_error;
     bool m_prepareFailed = false;

@@ -11,7 +11,10 @@
 #include <QFileInfo>
 #include <QUuid>
 
+#include <sqlite3.h>
+
 #include <limits>
+#include <optional>
 
 namespace replhost::storage {
 
@@ -108,6 +111,19 @@ Result<void> checkScopeExists(Database &db, EnvScope scope, const QString &scope
     if (!*row)
         return notFound(scopeName(scope), scopeId);
     return {};
+}
+
+// What appending `event` failed with, in the caller's terms.
+Error eventError(const Error &cause, const ExecutionEventRecord &event)
+{
+    if (cause.code == kNotFound)
+        return notFound(QStringLiteral("execution"), event.executionId);
+    if (cause.code == kConflict) {
+        return makeError(kConflict, QStringLiteral("event %1 of execution %2 is already stored")
+                                        .arg(event.seq)
+                                        .arg(event.executionId));
+    }
+    return failed(QStringLiteral("store events"), cause);
 }
 
 Result<void> upsertEnv(Database &db, EnvScope scope, const QString &scopeId, const QString &key,
@@ -224,6 +240,7 @@ Result<void> Store::deleteWorkspace(const QString &id)
         return failed(QStringLiteral("delete workspace %1").arg(id), r.error());
     if (m_db->changes() == 0)
         return notFound(QStringLiteral("workspace"), id);
+    forgetExecutionSeqs();  // its contexts' histories are gone: a context made again starts at 1
     return {};
 }
 
@@ -311,6 +328,24 @@ Result<void> Store::updateContext(const ContextRecord &c)
     return {};
 }
 
+Result<void> Store::updateContextUsage(const QString &id, int executionCount, const QString &cwd,
+                                      qint64 lastUsedAt)
+{
+    if (auto r = m_db->checkEnclosingTransaction(); !r)
+        return failed(QStringLiteral("update context %1").arg(id), r.error());
+    Statement s(*m_db, "UPDATE contexts SET execution_count = ?2, cwd = ?3, last_used_at = ?4 "
+                       "WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, executionCount);
+    s.bind(3, cwd);
+    s.bind(4, lastUsedAt);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("update context %1").arg(id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("context"), id);
+    return {};
+}
+
 Result<std::optional<ContextRecord>> Store::context(const QString &id)
 {
     Statement s(*m_db, "SELECT id, workspace_id, language, name, cwd, execution_count, "
@@ -337,10 +372,41 @@ Result<void> Store::deleteContext(const QString &id)
         return failed(QStringLiteral("delete context %1").arg(id), r.error());
     if (m_db->changes() == 0)
         return notFound(QStringLiteral("context"), id);
+    m_lastSeq.remove(id);  // its history is gone: a context made again with this id starts at 1
     return {};
 }
 
 // Executions
+
+void Store::forgetExecutionSeqs()
+{
+    m_lastSeq.clear();
+}
+
+Result<qint64> Store::nextExecutionSeq(const QString &contextId)
+{
+    // The caller holds the write lock (a transaction of its own or an enclosing one), so no other
+    // connection can commit between this look-up and the insert that uses it. data_version
+    // changes when another connection has committed since this one last looked: what this one
+    // remembers may be stale then, and is dropped.
+    Statement version(*m_db, "PRAGMA data_version");
+    auto row = version.step();
+    if (!row)
+        return row.error();
+    const qint64 dataVersion = *row ? version.columnInt64(0) : -1;
+    if (dataVersion != m_seqDataVersion || m_db->rollbackCount() != m_seqRollbackCount) {
+        forgetExecutionSeqs();
+        m_seqDataVersion = dataVersion;
+        m_seqRollbackCount = m_db->rollbackCount();
+    }
+    if (auto it = m_lastSeq.constFind(contextId); it != m_lastSeq.constEnd())
+        return *it + 1;
+    Statement highest(*m_db, "SELECT COALESCE(MAX(seq), 0) FROM executions WHERE context_id = ?1");
+    highest.bind(1, contextId);
+    if (auto found = highest.step(); !found)
+        return found.error();
+    return highest.columnInt64(0) + 1;
+}
 
 Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
 {
@@ -348,50 +414,75 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
         e.id = newId();
     if (e.status.isEmpty())
         e.status = QStringLiteral("running");
+    const auto fail = [&e](const Error &cause) {
+        return failed(QStringLiteral("record execution %1").arg(e.id), cause);
+    };
 
-    Transaction tx(*m_db);
-    if (!tx.ok())
-        return failed(QStringLiteral("record execution %1").arg(e.id), tx.error());
-    // seq is computed by the INSERT itself, under the write lock, so concurrent connections
-    // (the history writer and a Store) can never hand out the same number.
-    Statement insert(*m_db,
-                     "INSERT INTO executions (id, context_id, seq, code, status, execution_count, "
-                     "started_at, duration_ms, output_bytes, truncated) "
-                     "SELECT :id, :context, COALESCE(MAX(seq), 0) + 1, :code, :status, :count, "
-                     ":started, :duration, :output, :truncated "
-                     "FROM executions WHERE context_id = :context");
-    insert.bind(":id", e.id);
-    insert.bind(":context", e.contextId);
-    insert.bind(":code", e.code);
-    insert.bind(":status", e.status);
-    insert.bind(":count", e.executionCount);
-    insert.bind(":started", e.startedAt);
-    insert.bind(":duration", e.durationMs);
-    insert.bind(":output", e.outputBytes);
-    insert.bind(":truncated", e.truncated ? 1 : 0);
-    if (auto r = insert.run(); !r) {
-        if (r.error().code == kNotFound)
-            return notFound(QStringLiteral("context"), e.contextId);
-        if (r.error().code == kConflict) {
-            return makeError(kConflict,
-                             QStringLiteral("an execution with id %1 already exists").arg(e.id));
-        }
-        return failed(QStringLiteral("record execution %1").arg(e.id), r.error());
+    // The seq look-up and the INSERT must not be split by another connection's insert. Alone,
+    // that takes a transaction. Inside an enclosing one (the history writer's batch) the write
+    // lock is held already, and a single INSERT that fails undoes only itself, so no savepoint
+    // is needed.
+    std::optional<Transaction> tx;
+    if (m_db->inTransaction()) {
+        if (auto r = m_db->checkEnclosingTransaction(); !r)
+            return fail(r.error());
+    } else {
+        tx.emplace(*m_db);
+        if (!tx->ok())
+            return fail(tx->error());
     }
-    Statement seq(*m_db, "SELECT seq FROM executions WHERE id = ?1");
-    seq.bind(1, e.id);
-    auto row = seq.step();
-    if (!row)
-        return failed(QStringLiteral("record execution %1").arg(e.id), row.error());
-    e.seq = seq.columnInt64(0);
-    if (auto r = tx.commit(); !r)
-        return failed(QStringLiteral("record execution %1").arg(e.id), r.error());
+    for (int attempt = 0;; ++attempt) {
+        auto seq = nextExecutionSeq(e.contextId);
+        if (!seq)
+            return fail(seq.error());
+        Statement insert(*m_db,
+                         "INSERT INTO executions (id, context_id, seq, code, status, "
+                         "execution_count, started_at, duration_ms, output_bytes, truncated) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+        insert.bind(1, e.id);
+        insert.bind(2, e.contextId);
+        insert.bind(3, *seq);
+        insert.bind(4, e.code);
+        insert.bind(5, e.status);
+        insert.bind(6, e.executionCount);
+        insert.bind(7, e.startedAt);
+        insert.bind(8, e.durationMs);
+        insert.bind(9, e.outputBytes);
+        insert.bind(10, e.truncated ? 1 : 0);
+        if (auto r = insert.run(); !r) {
+            // UNIQUE is (context_id, seq); a duplicate id is a PRIMARYKEY violation. A taken seq
+            // means what this connection remembered was wrong after all: ask the table, once.
+            if (m_db->lastExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
+                m_lastSeq.remove(e.contextId);
+                if (attempt == 0)
+                    continue;
+                return fail(r.error());
+            }
+            if (r.error().code == kNotFound)
+                return notFound(QStringLiteral("context"), e.contextId);
+            if (r.error().code == kConflict) {
+                return makeError(kConflict,
+                                 QStringLiteral("an execution with id %1 already exists").arg(e.id));
+            }
+            return fail(r.error());
+        }
+        e.seq = *seq;
+        break;
+    }
+    m_lastSeq.insert(e.contextId, e.seq);
+    if (tx) {
+        // A failed commit rolls back, which also makes this connection forget the seq.
+        if (auto r = tx->commit(); !r)
+            return fail(r.error());
+    }
     return e;
 }
 
 Result<void> Store::finishExecution(const QString &id, const QString &status, qint64 durationMs,
                                     qint64 outputBytes, bool truncated)
 {
+    if (auto r = m_db->checkEnclosingTransaction(); !r)
+        return failed(QStringLiteral("finish execution %1").arg(id), r.error());
     Statement s(*m_db, "UPDATE executions SET status = ?2, duration_ms = ?3, output_bytes = ?4, "
                        "truncated = ?5 WHERE id = ?1");
     s.bind(1, id);
@@ -410,6 +501,8 @@ Result<void> Store::appendEvents(const QList<ExecutionEventRecord> &events)
 {
     if (events.isEmpty())
         return {};
+    if (events.size() == 1)
+        return appendEvent(events.first());
     Transaction tx(*m_db);
     if (!tx.ok())
         return failed(QStringLiteral("store events"), tx.error());
@@ -420,19 +513,25 @@ Result<void> Store::appendEvents(const QList<ExecutionEventRecord> &events)
         s.bind(1, event.executionId);
         s.bind(2, event.seq);
         s.bind(3, event.json);
-        if (auto r = s.run(); !r) {
-            if (r.error().code == kNotFound)
-                return notFound(QStringLiteral("execution"), event.executionId);
-            if (r.error().code == kConflict) {
-                return makeError(kConflict, QStringLiteral("event %1 of execution %2 is already "
-                                                           "stored")
-                                                .arg(event.seq)
-                                                .arg(event.executionId));
-            }
-            return failed(QStringLiteral("store events"), r.error());
-        }
+        if (auto r = s.run(); !r)
+            return eventError(r.error(), event);
     }
     return tx.commit();
+}
+
+Result<void> Store::appendEvent(const ExecutionEventRecord &event)
+{
+    // One statement is atomic by itself: no transaction, and no savepoint inside an enclosing one.
+    if (auto r = m_db->checkEnclosingTransaction(); !r)
+        return failed(QStringLiteral("store events"), r.error());
+    Statement s(*m_db,
+                "INSERT INTO execution_events (execution_id, seq, json) VALUES (?1, ?2, ?3)");
+    s.bind(1, event.executionId);
+    s.bind(2, event.seq);
+    s.bind(3, event.json);
+    if (auto r = s.run(); !r)
+        return eventError(r.error(), event);
+    return {};
 }
 
 Result<std::optional<ExecutionRecord>> Store::execution(const QString &id)

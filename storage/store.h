@@ -5,6 +5,7 @@
 
 #include <replhost/sdk/result.h>
 
+#include <QHash>
 #include <QList>
 #include <QString>
 
@@ -56,15 +57,26 @@ public:
     // Contexts
     Result<void> insertContext(const ContextRecord &context);
     Result<void> updateContext(const ContextRecord &context);  // name, cwd, counts, last use
+    // What a run changes in its context, and nothing else (no read, so no lost update of the
+    // other columns either).
+    Result<void> updateContextUsage(const QString &id, int executionCount, const QString &cwd,
+                                    qint64 lastUsedAt);
     Result<std::optional<ContextRecord>> context(const QString &id);
     Result<QList<ContextRecord>> contexts(const QString &workspaceId);  // oldest first
     Result<void> deleteContext(const QString &id);  // its env and history too
 
     // Executions
-    Result<ExecutionRecord> insertExecution(ExecutionRecord execution);  // assigns seq
+    //
+    // insertExecution assigns seq: one more than the context's highest, unique per context even
+    // with several connections inserting. The highest seq per context is remembered on this
+    // connection, so that inserting does not search the context's history each time; it is
+    // forgotten whenever another connection has committed anything (PRAGMA data_version) or a
+    // transaction on this one was rolled back.
+    Result<ExecutionRecord> insertExecution(ExecutionRecord execution);
     Result<void> finishExecution(const QString &id, const QString &status, qint64 durationMs,
                                  qint64 outputBytes, bool truncated);
     Result<void> appendEvents(const QList<ExecutionEventRecord> &events);  // one transaction
+    Result<void> appendEvent(const ExecutionEventRecord &event);
     Result<std::optional<ExecutionRecord>> execution(const QString &id);
     // Newest first; `beforeSeq` <= 0 means from the newest.
     Result<QList<ExecutionRecord>> executions(const QString &contextId, qint64 beforeSeq,
@@ -78,7 +90,15 @@ public:
 
 private:
     explicit Store(std::unique_ptr<Database> db);
+    Result<qint64> nextExecutionSeq(const QString &contextId);
+    void forgetExecutionSeqs();
+
     std::unique_ptr<Database> m_db;
+    // The highest seq of each context as this connection last saw it, valid while the data
+    // version and the rollback count below are unchanged.
+    QHash<QString, qint64> m_lastSeq;
+    qint64 m_seqDataVersion = -1;
+    quint64 m_seqRollbackCount = 0;
 };
 
 } // namespace replhost::storage

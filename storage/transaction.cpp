@@ -2,6 +2,7 @@
 #include "transaction.h"
 
 #include "database.h"
+#include "statement.h"
 
 #include <sqlite3.h>
 
@@ -24,9 +25,11 @@ Transaction::Transaction(Database &db) : m_db(db)
             return;
         }
         m_nested = true;
-        begun = db.execute("SAVEPOINT nested");
+        begun = Statement(db, "SAVEPOINT nested").run();
     } else {
-        begun = db.execute("BEGIN IMMEDIATE");
+        // Through Statement rather than Database::execute(), so the statement is prepared once
+        // per connection and not again for every transaction.
+        begun = Statement(db, "BEGIN IMMEDIATE").run();
     }
     if (!begun) {
         m_error = begun.error();
@@ -50,7 +53,7 @@ Result<void> Transaction::commit()
                          QStringLiteral("commit of a transaction that already ended"));
     }
     // On failure the transaction stays active and the destructor rolls it back.
-    if (auto r = m_db.execute(m_nested ? "RELEASE nested" : "COMMIT"); !r)
+    if (auto r = Statement(m_db, m_nested ? "RELEASE nested" : "COMMIT").run(); !r)
         return r.error();
     m_active = false;
     --m_db.m_transactionDepth;
@@ -72,6 +75,7 @@ void Transaction::rollback()
     }
     m_active = false;
     --m_db.m_transactionDepth;
+    ++m_db.m_rollbackCount;
 }
 
 } // namespace replhost::storage

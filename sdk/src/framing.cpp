@@ -91,6 +91,65 @@ QByteArray escapeNonAscii(const QByteArray &utf8Json)
     return out;
 }
 
+void appendJsonString(QByteArray &out, QStringView text)
+{
+    const char16_t *const units = text.utf16();
+    const qsizetype size = text.size();
+    out.reserve(out.size() + size + 2);
+    out.append('"');
+    for (qsizetype i = 0; i < size;) {
+        // A run that needs no escaping is copied in one go: the common case, code and ids.
+        qsizetype end = i;
+        while (end < size && units[end] >= 0x20 && units[end] < 0x80 && units[end] != u'"'
+               && units[end] != u'\\')
+            ++end;
+        if (end > i) {
+            const qsizetype at = out.size();
+            out.resize(at + (end - i));
+            char *dest = out.data() + at;
+            for (qsizetype k = i; k < end; ++k)
+                *dest++ = char(units[k]);
+            i = end;
+            continue;
+        }
+        const char16_t unit = units[i++];
+        switch (unit) {
+        case u'"':
+            out.append("\\\"", 2);
+            continue;
+        case u'\\':
+            out.append("\\\\", 2);
+            continue;
+        case u'\b':
+            out.append("\\b", 2);
+            continue;
+        case u'\f':
+            out.append("\\f", 2);
+            continue;
+        case u'\n':
+            out.append("\\n", 2);
+            continue;
+        case u'\r':
+            out.append("\\r", 2);
+            continue;
+        case u'\t':
+            out.append("\\t", 2);
+            continue;
+        default:
+            break;
+        }
+        if (QChar::isHighSurrogate(unit) && i < size && QChar::isLowSurrogate(units[i])) {
+            appendEscape(out, unit);
+            appendEscape(out, units[i++]);
+        } else if (QChar::isSurrogate(unit)) {
+            appendEscape(out, 0xfffd);  // as toUtf8() does, so no frame carries half a pair
+        } else {
+            appendEscape(out, unit);  // a control character or a non-ASCII one
+        }
+    }
+    out.append('"');
+}
+
 QByteArray asciiJson(const QJsonObject &object)
 {
     return escapeNonAscii(QJsonDocument(object).toJson(QJsonDocument::Compact));

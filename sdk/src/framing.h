@@ -5,6 +5,7 @@
 #include <QByteArrayView>
 #include <QJsonObject>
 #include <QString>
+#include <QStringView>
 
 #include <functional>
 
@@ -18,6 +19,11 @@ inline constexpr qsizetype kMaxFrameBytes = 64 * 1024 * 1024;
 // Compact JSON for `object` with every non-ASCII character escaped as \uXXXX (a surrogate pair
 // above U+FFFF), so byte and character counts agree in every driver runtime.
 QByteArray asciiJson(const QJsonObject &object);
+
+// Appends `text` as a JSON string literal, quotes included, in the form asciiJson() gives it:
+// ASCII only, with \uXXXX for every non-ASCII UTF-16 unit (an unpaired surrogate as \ufffd).
+// For frames written field by field, without building a QJsonObject and escaping it again.
+void appendJsonString(QByteArray &out, QStringView text);
 
 // Rewrites UTF-8 JSON text so that it is ASCII-only. Non-ASCII bytes can only occur inside string
 // literals of JSON text, where \uXXXX means the same character. Invalid UTF-8 becomes \ufffd.

@@ -36,8 +36,12 @@ public:
     // Returns false if the sink asked to stop.
     bool feed(const char *data, qsizetype size, Sink &sink);
 
-    // Passes bytes held back as a possible mark on as text (when the stream ends).
+    // Passes bytes held back as a possible mark on as text (when the stream ends, or when they
+    // are known not to be the start of one).
     bool flush(Sink &sink);
+
+    // Whether bytes are held back as a possible mark.
+    bool holdsPartialMark() const { return m_carrySize > 0; }
 
     // Highest seq seen so far; 0 before the first mark.
     quint64 lastSeq() const { return m_lastSeq; }

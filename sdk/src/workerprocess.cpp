@@ -78,13 +78,48 @@ QString describeExit(const siginfo_t &info)
                 : QStringLiteral("killed by signal %1").arg(info.si_status);
 }
 
-QJsonObject envChangeJson(const EnvChange &change)
+void appendEnvChange(QByteArray &out, const EnvChange &change)
 {
-    QJsonObject set;
-    for (auto it = change.set.constBegin(); it != change.set.constEnd(); ++it)
-        set.insert(it.key(), it.value());
-    return {{QStringLiteral("set"), set},
-            {QStringLiteral("unset"), QJsonArray::fromStringList(change.unset)}};
+    out.append("{\"set\":{");
+    for (auto it = change.set.constBegin(); it != change.set.constEnd(); ++it) {
+        if (it != change.set.constBegin())
+            out.append(',');
+        appendJsonString(out, it.key());
+        out.append(':');
+        appendJsonString(out, it.value());
+    }
+    out.append("},\"unset\":[");
+    for (qsizetype i = 0; i < change.unset.size(); ++i) {
+        if (i > 0)
+            out.append(',');
+        appendJsonString(out, change.unset[i]);
+    }
+    out.append("]}");
+}
+
+// The execute request (protocol §3), written field by field: one pass, ASCII from the start,
+// instead of a QJsonObject that is serialized and then escaped.
+QByteArray executeFrameBody(const ExecuteRequest &request)
+{
+    QByteArray body;
+    body.reserve(160 + request.code.size() + request.id.size());
+    body.append("{\"type\":\"execute\",\"id\":");
+    appendJsonString(body, request.id);
+    body.append(",\"code\":");
+    appendJsonString(body, request.code);
+    body.append(",\"execution_count\":");
+    body.append(QByteArray::number(request.executionCount));
+    body.append(",\"env\":{\"context\":");
+    appendEnvChange(body, request.env.context);
+    body.append(",\"exec\":");
+    appendEnvChange(body, request.env.exec);
+    body.append('}');
+    if (!request.cwd.isEmpty()) {
+        body.append(",\"cwd\":");
+        appendJsonString(body, request.cwd);
+    }
+    body.append('}');
+    return body;
 }
 
 // Answers an execute() that cannot run with an error and an "aborted" done, from the event loop:
@@ -129,6 +164,7 @@ public:
     void start();
     QByteArrayList environment() const;
     void sendFrame(const QJsonObject &message);
+    void sendFrameBody(const QByteArray &body);  // ASCII JSON already
     void writeOutgoing();
     QString nextId(const char *kind)
     {
@@ -144,11 +180,27 @@ public:
     [[nodiscard]] bool handleReply(const QString &type, const QString &id,
                                    const QJsonObject &message);
 
-    // The sync barrier (protocol §5).
-    [[nodiscard]] bool enqueue(Event event, quint64 mark, bool hasMark);
+    // The sync barrier (protocol §5). An event waits for one of three things before it is
+    // released, always behind the events that arrived before it:
+    // - Mark: its sync mark on both streams; output read after the mark waits with it.
+    // - Position: nothing. The driver left out the mark because the pipes were empty, so every
+    //   byte written before the event had been read when the event was. What was read by then is
+    //   emitted before it, everything read later after it.
+    // - None: nothing (`started`, which precedes the run's output rather than following it).
+    enum class Barrier { None, Mark, Position };
+    struct Bound {
+        Barrier barrier = Barrier::None;
+        quint64 mark = 0;         // Mark: the mark awaited. Position: the highest mark of the
+                                  // events before it (text after a later mark came after it)
+        quint64 reads[2] = {0, 0}; // Position: the streams' read counts when it was read
+    };
+    [[nodiscard]] bool enqueue(Event event, Barrier barrier, quint64 mark = 0);
     [[nodiscard]] bool releaseReady(bool forceHead);
     [[nodiscard]] bool release(Event event, bool synced);
-    [[nodiscard]] bool flushHeld(quint64 beforeMark);
+    // Emits the held text that goes before `before` (all of it for null).
+    [[nodiscard]] bool flushHeld(const Bound *before);
+    bool isReady(const Bound &bound) const;
+    bool positionQueued() const;
     [[nodiscard]] bool deliverText(int index, QString text);
     [[nodiscard]] bool handleMark(int index, quint64 seq);
     void armSyncTimer();
@@ -199,6 +251,7 @@ public:
     // fd 1 and fd 2 of the worker.
     struct Held {
         quint64 afterMark; // the stream's mark seq when the text was read
+        quint64 read;      // the stream's read count then: the text came from that read or before
         QString owner;
         QString text;
     };
@@ -210,6 +263,12 @@ public:
         MarkScanner scanner;
         QStringDecoder decoder{QStringDecoder::Utf8, QStringDecoder::Flag::ConvertInitialBom};
         quint64 seq = 0;     // highest mark read on this stream, after the text before it
+        // Reads that returned bytes, and how many of those have been scanned and delivered (held
+        // or emitted) in full. They differ only while a read's bytes are being handled, which
+        // can take in events (a mark, or output before `started`, makes the stream read fd 4).
+        quint64 reads = 0;
+        quint64 delivered = 0;
+        bool lastReadShort = true; // the pipe was empty after the last read
         QString chunk;       // text decoded from the current read, not yet delivered
         std::deque<Held> held;
         bool reading = false;
@@ -242,17 +301,20 @@ public:
         bool started = false;
         bool interruptPending = false;
         bool doneReceived = false;
+        bool doneMarked = false;
         quint64 doneMark = 0;
+        quint64 doneReads[2] = {0, 0}; // an unmarked done: the streams' read counts when it came
     };
     std::optional<Execution> exec;
 
     struct Pending {
         Event event;
-        quint64 mark;
-        bool hasMark;
+        Bound bound;
         qint64 deadline;
     };
-    std::deque<Pending> queue;     // events waiting for their marks, in arrival order
+    std::deque<Pending> queue;     // events waiting for their barriers, in arrival order
+    // Whether held text of stream `index` goes out before an event bound by `before`.
+    static bool precedes(const Held &h, int index, const Bound &before);
     quint64 highestEventMark = 0;
     qsizetype heldChars = 0;
     bool releasing = false;
@@ -443,9 +505,14 @@ void WorkerProcess::Private::start()
 
 void WorkerProcess::Private::sendFrame(const QJsonObject &message)
 {
+    if (requestFd >= 0)
+        sendFrameBody(asciiJson(message));
+}
+
+void WorkerProcess::Private::sendFrameBody(const QByteArray &body)
+{
     if (requestFd < 0)
         return;
-    const QByteArray body = asciiJson(message);
     char header[24];
     const int headerSize = writeFrameHeader(header, body.size());
     if (outgoingOffset == outgoing.size()) {
@@ -584,11 +651,21 @@ bool WorkerProcess::Private::readStream(int index)
             break;
         const ssize_t got = ::read(o.fd, o.buffer.get(), size_t(kReadChunk));
         if (got > 0) {
+            ++o.reads;
+            o.lastReadShort = got < kReadChunk;
             if (exec && !exec->started && !readEvents())
                 return false;
             if (!o.scanner.feed(o.buffer.get(), got, sink))
                 return false;
+            // Every byte of the read is now in o.chunk, which is delivered next with nothing in
+            // between that could release an event.
+            o.delivered = o.reads;
             if (!deliverText(index, std::exchange(o.chunk, QString())))
+                return false;
+            // An event without a mark that came in while these bytes were in hand waited only
+            // for them: release it before reading on, so that it does not wait for later bytes.
+            if (!queue.empty() && queue.front().bound.barrier == Barrier::Position
+                && !releaseReady(false))
                 return false;
             if (got < kReadChunk)
                 break; // a short read from a pipe means it was empty: save the EAGAIN round trip
@@ -596,6 +673,8 @@ bool WorkerProcess::Private::readStream(int index)
         }
         if (got < 0 && errno == EINTR)
             continue;
+        if (got < 0 && errno == EAGAIN)
+            o.lastReadShort = true;
         if (got == 0 || errno != EAGAIN) {
             o.eof = true;
             if (o.notifier)
@@ -639,7 +718,9 @@ QString WorkerProcess::Private::ownerOf(int index) const
     // (timers, servers, jobs a run left behind) and must not be pinned on any run.
     if (!exec || !exec->started)
         return {};
-    if (exec->doneReceived && out[index].seq >= exec->doneMark)
+    if (exec->doneReceived
+        && (exec->doneMarked ? out[index].seq >= exec->doneMark
+                             : out[index].reads > exec->doneReads[index]))
         return {};
     return exec->id;
 }
@@ -653,13 +734,25 @@ bool WorkerProcess::Private::deliverText(int index, QString text)
         appendStderr(text);
     QString owner = ownerOf(index);
     // Text read after a mark whose event is still waiting (for the other stream) was written
-    // after that event: it waits too, so order is kept per stream.
-    if (!o.held.empty() || (!queue.empty() && queue.front().mark <= o.seq)) {
+    // after that event: it waits too, so order is kept per stream. Text read while an event
+    // without a mark waits is placed by when it was read, so it waits as well.
+    bool hold = !o.held.empty();
+    if (!hold && !queue.empty()) {
+        const Bound &head = queue.front().bound;
+        hold = head.barrier != Barrier::Mark || head.mark <= o.seq;
+    }
+    if (hold) {
         heldChars += text.size();
-        if (!o.held.empty() && o.held.back().afterMark == o.seq && o.held.back().owner == owner)
-            o.held.back().text += text;
-        else
-            o.held.push_back({o.seq, std::move(owner), std::move(text)});
+        Held *last = o.held.empty() ? nullptr : &o.held.back();
+        // Merged texts take the later read count, which must not carry earlier text past an
+        // event placed between the two reads.
+        if (last && last->afterMark == o.seq && last->owner == owner
+            && (last->read == o.reads || !positionQueued())) {
+            last->text += text;
+            last->read = o.reads;
+        } else {
+            o.held.push_back({o.seq, o.reads, std::move(owner), std::move(text)});
+        }
         if (heldChars > kMaxHeldChars)
             return releaseReady(true);
         return true;
@@ -680,12 +773,31 @@ bool WorkerProcess::Private::handleMark(int index, quint64 seq)
     return releaseReady(false);
 }
 
-bool WorkerProcess::Private::enqueue(Event event, quint64 mark, bool hasMark)
+bool WorkerProcess::Private::enqueue(Event event, Barrier barrier, quint64 mark)
 {
-    if (hasMark)
+    Pending pending{std::move(event), {}, clock.elapsed() + std::max(0, spec.syncGraceMs)};
+    Bound &bound = pending.bound;
+    bound.barrier = barrier;
+    if (barrier == Barrier::Mark) {
+        bound.mark = mark;
         highestEventMark = std::max(highestEventMark, mark);
-    queue.push_back({std::move(event), hasMark ? mark : 0, hasMark,
-                     clock.elapsed() + std::max(0, spec.syncGraceMs)});
+    } else if (barrier == Barrier::Position) {
+        bound.mark = highestEventMark;
+        for (int i = 0; i < 2; ++i) {
+            Output &o = out[i];
+            // Bytes the scanner holds back as a possible mark cannot be the start of one when
+            // the pipe was empty after them (a mark is written whole, in one write()): they are
+            // text written before this event. Not while a read of the stream is on the stack:
+            // the scanner is in the middle of its bytes then.
+            if (!o.reading && o.lastReadShort && o.scanner.holdsPartialMark()) {
+                StreamSink sink(this, i);
+                if (!o.scanner.flush(sink) || !deliverText(i, std::exchange(o.chunk, QString())))
+                    return false;
+            }
+            bound.reads[i] = o.reads;
+        }
+    }
+    queue.push_back(std::move(pending));
     if (!releaseReady(false))
         return false;
     if (queue.empty())
@@ -693,7 +805,8 @@ bool WorkerProcess::Private::enqueue(Event event, quint64 mark, bool hasMark)
     // The driver wrote the marks before the event, so they are in the pipes already (unless the
     // driver is broken): read them now instead of waiting for the notifiers' turn.
     for (int i = 0; i < 2 && !queue.empty(); ++i) {
-        if (out[i].seq < queue.front().mark && !readStream(i))
+        const Bound &head = queue.front().bound;
+        if (head.barrier == Barrier::Mark && out[i].seq < head.mark && !readStream(i))
             return false;
     }
     if (!queue.empty())
@@ -701,11 +814,46 @@ bool WorkerProcess::Private::enqueue(Event event, quint64 mark, bool hasMark)
     return true;
 }
 
-bool WorkerProcess::Private::flushHeld(quint64 beforeMark)
+bool WorkerProcess::Private::precedes(const Held &h, int index, const Bound &before)
+{
+    switch (before.barrier) {
+    case Barrier::Mark:
+        return h.afterMark < before.mark;
+    case Barrier::Position:
+        return h.afterMark <= before.mark && h.read <= before.reads[index];
+    case Barrier::None:
+        break;
+    }
+    return false;
+}
+
+bool WorkerProcess::Private::isReady(const Bound &bound) const
+{
+    switch (bound.barrier) {
+    case Barrier::Mark:
+        return out[0].seq >= bound.mark && out[1].seq >= bound.mark;
+    case Barrier::Position:
+        return out[0].delivered >= bound.reads[0] && out[1].delivered >= bound.reads[1];
+    case Barrier::None:
+        break;
+    }
+    return true;
+}
+
+bool WorkerProcess::Private::positionQueued() const
+{
+    for (const Pending &p : queue) {
+        if (p.bound.barrier == Barrier::Position)
+            return true;
+    }
+    return false;
+}
+
+bool WorkerProcess::Private::flushHeld(const Bound *before)
 {
     for (int i = 0; i < 2; ++i) {
         Output &o = out[i];
-        while (!o.held.empty() && o.held.front().afterMark < beforeMark) {
+        while (!o.held.empty() && (!before || precedes(o.held.front(), i, *before))) {
             Held h = std::move(o.held.front());
             o.held.pop_front();
             heldChars -= h.text.size();
@@ -724,24 +872,28 @@ bool WorkerProcess::Private::releaseReady(bool forceHead)
         return true;
     releasing = true;
     while (!queue.empty()) {
-        const quint64 mark = queue.front().mark;
-        const bool synced = out[0].seq >= mark && out[1].seq >= mark;
-        if (!synced && !forceHead)
+        // A copy: emitting may add to the queue, which moves nothing, but be safe.
+        const Bound bound = queue.front().bound;
+        const bool ready = isReady(bound);
+        if (!ready && !forceHead)
             break;
         forceHead = false;
-        if (!flushHeld(mark))
+        if (!flushHeld(&bound))
             return false;
         if (queue.empty())
             break;
         Pending p = std::move(queue.front());
         queue.pop_front();
-        if (!release(std::move(p.event), synced && p.hasMark))
+        if (!release(std::move(p.event), ready && bound.barrier != Barrier::None))
             return false;
     }
     releasing = false;
-    if (queue.empty())
+    if (queue.empty()) {
         syncTimer.stop();
-    return flushHeld(queue.empty() ? std::numeric_limits<quint64>::max() : queue.front().mark);
+        return flushHeld(nullptr);
+    }
+    const Bound head = queue.front().bound;
+    return flushHeld(&head);
 }
 
 bool WorkerProcess::Private::release(Event event, bool synced)
@@ -777,7 +929,7 @@ void WorkerProcess::Private::onSyncTimeout()
     // let the event go rather than hold the run forever. Done says streams_synced: false.
     const qint64 now = clock.elapsed();
     while (!queue.empty() && queue.front().deadline <= now) {
-        qCDebug(lcWorker) << "sync mark" << queue.front().mark << "missing; releasing"
+        qCDebug(lcWorker) << "sync mark" << queue.front().bound.mark << "missing; releasing"
                           << queue.front().event.type;
         if (!releaseReady(true))
             return;
@@ -813,7 +965,8 @@ bool WorkerProcess::Private::handleMessage(const QJsonObject &message)
         fields.remove(kId);
         const bool hasMark = fields.contains(kMark);
         const quint64 mark = quint64(std::max<qint64>(0, fields.take(kMark).toInteger()));
-        return enqueue(Event::other(id, type, fields), mark, hasMark);
+        return enqueue(Event::other(id, type, fields), hasMark ? Barrier::Mark : Barrier::Position,
+                       mark);
     }
     qCDebug(lcWorker) << "ignoring message of type" << type;
     return true;
@@ -862,7 +1015,7 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
         exec->started = true;
         if (!fields.contains(QStringLiteral("execution_count")))
             fields.insert(QStringLiteral("execution_count"), exec->count);
-        if (!enqueue(Event::other(id, type, fields), 0, false))
+        if (!enqueue(Event::other(id, type, fields), Barrier::None))
             return false;
         if (exec && exec->id == id && exec->interruptPending)
             return beginInterrupt();
@@ -870,14 +1023,19 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
     }
     if (type == QLatin1String("done")) {
         exec->doneReceived = true;
+        exec->doneMarked = hasMark;
         exec->doneMark = hasMark ? mark : 0;
+        for (int i = 0; i < 2; ++i)
+            exec->doneReads[i] = out[i].reads;
         // The run has ended in the worker: no more signals for it, even while its output drains.
         stopInterruptLadder();
         const QString status =
             fields.value(QStringLiteral("status")).toString(QStringLiteral("ok"));
-        return enqueue(Event::done(id, status, fields), mark, hasMark);
+        return enqueue(Event::done(id, status, fields),
+                       hasMark ? Barrier::Mark : Barrier::Position, mark);
     }
-    return enqueue(Event::other(id, type, fields), mark, hasMark);
+    return enqueue(Event::other(id, type, fields), hasMark ? Barrier::Mark : Barrier::Position,
+                   mark);
 }
 
 bool WorkerProcess::Private::handleReply(const QString &type, const QString &id,
@@ -989,7 +1147,7 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
         if (!releaseReady(true))
             return false;
     }
-    if (!flushHeld(std::numeric_limits<quint64>::max()))
+    if (!flushHeld(nullptr))
         return false;
 
     QString reason;
@@ -1191,17 +1349,7 @@ void WorkerProcess::execute(const ExecuteRequest &request)
         return;
     }
     d->exec = Private::Execution{request.id, request.executionCount};
-    QJsonObject message{
-        {kType, QStringLiteral("execute")},
-        {kId, request.id},
-        {QStringLiteral("code"), request.code},
-        {QStringLiteral("execution_count"), request.executionCount},
-        {QStringLiteral("env"),
-         QJsonObject{{QStringLiteral("context"), envChangeJson(request.env.context)},
-                     {QStringLiteral("exec"), envChangeJson(request.env.exec)}}}};
-    if (!request.cwd.isEmpty())
-        message.insert(QStringLiteral("cwd"), request.cwd);
-    d->sendFrame(message);
+    d->sendFrameBody(executeFrameBody(request));
     (void)d->setState(State::Busy);
 }
 

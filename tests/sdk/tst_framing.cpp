@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QTest>
 
+using replhost::sdk::appendJsonString;
 using replhost::sdk::asciiJson;
 using replhost::sdk::escapeNonAscii;
 using replhost::sdk::FrameReader;
@@ -200,6 +201,38 @@ private slots:
         QFETCH(QByteArray, escaped);
         const QByteArray json = asciiJson(QJsonObject{{"k", text}});
         QCOMPARE(json, QByteArray("{\"k\":") + escaped + '}');
+    }
+
+    void jsonStringIsWhatAsciiJsonWrites_data()
+    {
+        asciiEscaping_data();
+        QTest::newRow("empty") << QString() << QByteArray("\"\"");
+        QTest::newRow("quotes and backslashes")
+            << QStringLiteral("say \"hi\" \\ bye\\") << QByteArray("\"say \\\"hi\\\" \\\\ bye\\\\\"");
+        QTest::newRow("controls") << QStringLiteral("\b\f\n\r\t\u0001\u001f\u007f/")
+                                  << QByteArray("\"\\b\\f\\n\\r\\t\\u0001\\u001f\u007f/\"");
+    }
+
+    void jsonStringIsWhatAsciiJsonWrites()
+    {
+        QFETCH(QString, text);
+        QFETCH(QByteArray, escaped);
+        QByteArray out("{\"k\":");
+        appendJsonString(out, text);
+        out.append('}');
+        QCOMPARE(out, QByteArray("{\"k\":") + escaped + '}');
+        QCOMPARE(out, asciiJson(QJsonObject{{"k", text}}));
+    }
+
+    void jsonStringReplacesUnpairedSurrogates()
+    {
+        const QChar high(0xd83c);
+        const QChar low(0xdf89);
+        QByteArray out;
+        appendJsonString(out, QString(high) + QLatin1Char('a') + low + QString(high));
+        QCOMPARE(out, QByteArray("\"\\ufffda\\ufffd\\ufffd\""));
+        QCOMPARE(QJsonDocument::fromJson("[" + out + "]").array().at(0).toString(),
+                 QStringLiteral("\ufffda\ufffd\ufffd"));
     }
 
     void asciiJsonRoundTrips()

@@ -10,6 +10,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 #include <cerrno>
 #include <memory>
@@ -112,6 +113,20 @@ private:
     QObject m_context;
 };
 
+// The echo driver in the mode a data-driven test asks for: marking every event, or leaving the
+// mark out whenever both output pipes are empty (protocol §5).
+WorkerSpec echoSpecFor(bool drainedUnmarked)
+{
+    return drainedUnmarked ? echoSpec({QStringLiteral("--drained-unmarked")}) : echoSpec();
+}
+
+void addMarkModes()
+{
+    QTest::addColumn<bool>("drainedUnmarked");
+    QTest::newRow("marked") << false;
+    QTest::newRow("drained-unmarked") << true;
+}
+
 ExecuteRequest request(const QString &id, const QString &code, int count = 1)
 {
     ExecuteRequest r;
@@ -183,9 +198,11 @@ private slots:
         QCOMPARE(states[1][0].value<Session::State>(), Session::State::Idle);
     }
 
+    void outputArrivesBeforeDone_data() { addMarkModes(); }
     void outputArrivesBeforeDone()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         const QString code = QStringLiteral(
             "print:hello\n"
@@ -219,9 +236,11 @@ private slots:
             QVERIFY2(!e.executionId.isEmpty(), qPrintable(e.fields.value("text").toString()));
     }
 
+    void displayIsOrderedBetweenPrints_data() { addMarkModes(); }
     void displayIsOrderedBetweenPrints()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         for (int i = 0; i < 10; ++i) {
             const QString id = QStringLiteral("d%1").arg(i);
@@ -243,9 +262,11 @@ private slots:
         }
     }
 
+    void backgroundOutputBelongsToNoExecution_data() { addMarkModes(); }
     void backgroundOutputBelongsToNoExecution()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         QVERIFY(run(*session, recorder,
                     request("bg", "child:(sleep 0.3; echo late) &\nprint:now")));
@@ -254,9 +275,11 @@ private slots:
                                   kLong);
     }
 
+    void utf8SplitAcrossReadsIsKept_data() { addMarkModes(); }
     void utf8SplitAcrossReadsIsKept()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         QVERIFY(run(*session, recorder, request("u", "split")));
         QCOMPARE(recorder.text("u", "stdout"), QStringLiteral("é €🎉\n"));
@@ -293,6 +316,122 @@ private slots:
         QCOMPARE(recorder.text("next", "stderr"), QStringLiteral("b\n"));
     }
 
+    void partialMarkAtTheEndIsText_data() { addMarkModes(); }
+    void partialMarkAtTheEndIsText()
+    {
+        // Output that ends like the start of a mark is held back until the next bytes decide
+        // it; nothing may keep it behind done.
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
+        Recorder recorder(session.get());
+        for (int i = 0; i < 5; ++i) {
+            const QString id = QStringLiteral("t%1").arg(i);
+            QVERIFY(run(*session, recorder, request(id, "print:head\nescapetail", i + 1)));
+            QCOMPARE(recorder.text(id, "stdout"), QStringLiteral("head\ntail\x1b]5253;rh;"));
+            QCOMPARE(recorder.of(id).last().kind, Event::Kind::Done);
+            QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
+        }
+        QTest::qWait(100);
+        QCOMPARE(recorder.text(QString(), "stdout"), QString());
+    }
+
+    void drainedEventsNeedNoMark()
+    {
+        // Quiet runs leave both pipes empty, so the driver writes no mark at all: the events
+        // are released in order all the same, and done says the streams are synced.
+        auto session = started(echoSpecFor(true));
+        Recorder recorder(session.get());
+        for (int i = 0; i < 5; ++i) {
+            const QString id = QStringLiteral("q%1").arg(i);
+            QVERIFY(run(*session, recorder, request(id, "display:d\nresult:r", i + 1)));
+            QStringList order;
+            for (const Event &e : recorder.of(id))
+                order << e.type;
+            QCOMPARE(order, QStringList({"started", "display", "result", "done"}));
+            QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
+            QVERIFY(!recorder.done(id).fields.contains("mark"));
+        }
+        QVERIFY(run(*session, recorder, request("count", "env:NOTHING", 6)));
+        QCOMPARE(recorder.text("count", "stdout"), QStringLiteral("<unset>\n"));
+        QVERIFY(recorder.text(QString(), "stdout").isEmpty());
+    }
+
+    void drainedUnmarkedOrderUnderRaces()
+    {
+        // Many short runs whose output comes from the driver and from a child, on both streams,
+        // with rich events in between: the host reads fd 1, fd 2 and fd 4 in every order. Each
+        // run's output must be whole, in order, attributed to it, and before its done.
+        auto session = started(echoSpecFor(true));
+        Recorder recorder(session.get());
+        const QString code = QStringLiteral("print:a\nchild:printf b; printf c >&2\n"
+                                            "display:x\nwrite:d\nstderr:e");
+        for (int i = 0; i < 150; ++i) {
+            const QString id = QStringLiteral("r%1").arg(i);
+            QVERIFY(run(*session, recorder, request(id, code, i + 1)));
+            QCOMPARE(recorder.text(id, "stdout"), QStringLiteral("a\nbd"));
+            QCOMPARE(recorder.text(id, "stderr"), QStringLiteral("ce\n"));
+            // stdout and the events in the order they came; the display comes after "a\nb" and
+            // before "d".
+            QString order;
+            for (const Event &e : recorder.of(id)) {
+                if (e.kind != Event::Kind::Stream)
+                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
+                else if (e.fields.value("name").toString() == QLatin1String("stdout"))
+                    order += e.fields.value("text").toString();
+            }
+            QCOMPARE(order, QStringLiteral("<started>a\nb<display>d<done>"));
+            QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
+        }
+        QTest::qWait(100);
+        for (const Event &e : recorder.events)
+            QVERIFY2(!e.executionId.isEmpty(), qPrintable(e.fields.value("text").toString()));
+    }
+
+    void unmarkedEventWaitsForBytesInHand()
+    {
+        // The host reads a stream whose bytes lead it to fd 4 (a mark), and finds there an
+        // event without a mark: bytes of that read it has not handled yet were written before
+        // the event and must come before it. A slot that blocks on the text before the mark
+        // holds the host there, with "tail" in hand, while the driver writes the events.
+        auto session = started(echoSpecFor(true));
+        Recorder recorder(session.get());
+        QObject::connect(session.get(), &Session::event, session.get(), [](const Event &e) {
+            if (e.kind == Event::Kind::Stream && e.fields.value("text").toString().contains("nap"))
+                QThread::msleep(300);
+        });
+        for (int i = 0; i < 3; ++i) {
+            const QString id = QStringLiteral("h%1").arg(i);
+            QVERIFY(run(*session, recorder, request(id, "handoff", i + 1)));
+            QString order;
+            for (const Event &e : recorder.of(id)) {
+                if (e.kind != Event::Kind::Stream)
+                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
+                else
+                    order += e.fields.value("text").toString();
+            }
+            QCOMPARE(order, QStringLiteral("<started>nap\n<display>tail<done>"));
+            QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
+        }
+        // Text read with the unmarked event in hand, but after the mark of a later event, goes
+        // after that later event.
+        for (int i = 0; i < 3; ++i) {
+            const QString id = QStringLiteral("k%1").arg(i);
+            QVERIFY(run(*session, recorder, request(id, "handoff2", i + 1)));
+            QString order;
+            for (const Event &e : recorder.of(id)) {
+                if (e.kind == Event::Kind::Display)
+                    order += e.fields.value("data").toObject().value("text/plain").toString();
+                else if (e.kind != Event::Kind::Stream)
+                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
+                else
+                    order += e.fields.value("text").toString();
+            }
+            QCOMPARE(order, QStringLiteral("<started>nap\nonetwoafter<done>"));
+        }
+        QTest::qWait(100);
+        QVERIFY(recorder.text(QString(), "stdout").isEmpty());
+    }
+
     void nonAsciiCodeRoundTrips()
     {
         auto session = started();
@@ -301,9 +440,11 @@ private slots:
         QCOMPARE(recorder.text("n", "stdout"), QStringLiteral("héllo 🎉 漢\n"));
     }
 
+    void wrongNonceMarkIsText_data() { addMarkModes(); }
     void wrongNonceMarkIsText()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         QVERIFY(run(*session, recorder, request("f", "fakemark")));
         const QString out = recorder.text("f", "stdout");
@@ -339,9 +480,11 @@ private slots:
                  QStringLiteral("1 'quoted' \"é\"\n<unset>\n") + cwd + '\n');
     }
 
+    void errorEndsRunNotWorker_data() { addMarkModes(); }
     void errorEndsRunNotWorker()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         QVERIFY(run(*session, recorder, request("x", "print:a\nfail:boom")));
         QCOMPARE(recorder.first("x", Event::Kind::Error).fields.value("evalue").toString(),
@@ -351,9 +494,11 @@ private slots:
         QCOMPARE(session->state(), Session::State::Idle);
     }
 
+    void interruptStopsRunAndKeepsWorker_data() { addMarkModes(); }
     void interruptStopsRunAndKeepsWorker()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         session->execute(request("loop", "busyloop"));
         QTRY_VERIFY_WITH_TIMEOUT(!recorder.first("loop", Event::Kind::Started).type.isEmpty(),
@@ -542,9 +687,11 @@ private slots:
         QCOMPARE(masks["SigIgn"] & 0x7fffffffull, pythonOwn);
     }
 
+    void bigOutputDoesNotDeadlock_data() { addMarkModes(); }
     void bigOutputDoesNotDeadlock()
     {
-        auto session = started();
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
         Recorder recorder(session.get());
         const qsizetype size = 10 * 1000 * 1000;
         QVERIFY(run(*session, recorder,

@@ -52,6 +52,10 @@ private slots:
     void writerSurvivesConcurrentProducers();
     void failedWriteIsCountedAndTheRestCommits();
     void contextUsageIsUpdated();
+    void contextUsageUpdatesInABatchEndAtTheLast();
+    void writerSeqFollowsInsertsOfOtherConnections();
+    void failedInsertInABatchUsesUpNoSeq();
+    void finishStillLandsWhenItsInsertFails();
     void openFailsForAnUnusablePath();
 
 private:
@@ -290,6 +294,131 @@ void TstHistoryWriter::contextUsageIsUpdated()
     (*writer)->updateContextUsage(QStringLiteral("gone"), 1, QStringLiteral("/"), 1);
     (*writer)->flush();
     QCOMPARE((*writer)->failedWrites(), 1);
+}
+
+void TstHistoryWriter::contextUsageUpdatesInABatchEndAtTheLast()
+{
+    addContext(QStringLiteral("c2"));
+    ContextRecord renamed = *m_store->context(QStringLiteral("c1")).value();
+    renamed.name = QStringLiteral("renamed");
+    QVERIFY_OK(m_store->updateContext(renamed));
+
+    // One batch: only flush() commits it.
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    w.updateContextUsage(QStringLiteral("c1"), 1, QStringLiteral("/w/a"), 100);
+    w.updateContextUsage(QStringLiteral("c2"), 9, QStringLiteral("/w/c2"), 150);
+    w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 1, 0, false);
+    w.updateContextUsage(QStringLiteral("c1"), 2, QStringLiteral("/w/b"), 200);
+    w.updateContextUsage(QStringLiteral("c1"), 3, QStringLiteral("/w/c"), 300);
+    for (int i = 0; i < 3; ++i)
+        w.updateContextUsage(QStringLiteral("gone"), i, QStringLiteral("/"), i);
+    w.flush();
+
+    auto c1 = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(c1);
+    QCOMPARE((*c1)->executionCount, 3);
+    QCOMPARE((*c1)->cwd, QStringLiteral("/w/c"));
+    QCOMPARE((*c1)->lastUsedAt, 300);
+    QCOMPARE((*c1)->name, QStringLiteral("renamed"));  // not the writer's to change
+    auto c2 = m_store->context(QStringLiteral("c2"));
+    QVERIFY_OK(c2);
+    QCOMPARE((*c2)->executionCount, 9);
+    QCOMPARE((*c2)->cwd, QStringLiteral("/w/c2"));
+    // Every update of the missing context counts as failed, written or not.
+    QCOMPARE(w.failedWrites(), 3);
+    QVERIFY2(w.lastError().contains(QStringLiteral("gone")), qPrintable(w.lastError()));
+}
+
+void TstHistoryWriter::writerSeqFollowsInsertsOfOtherConnections()
+{
+    auto writer = HistoryWriter::open(dbPath());
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("a"), QStringLiteral("c1")));
+    w.flush();
+    auto direct = m_store->insertExecution(newExecution(QStringLiteral("b"), QStringLiteral("c1")));
+    QVERIFY_OK(direct);
+    QCOMPARE(direct->seq, 2);
+    w.insertExecution(newExecution(QStringLiteral("c"), QStringLiteral("c1")));
+    w.flush();
+    auto c = m_store->execution(QStringLiteral("c"));
+    QVERIFY_OK(c);
+    QVERIFY(c->has_value());
+    QCOMPARE((*c)->seq, 3);
+    QVERIFY_OK(m_store->deleteContext(QStringLiteral("c1")));
+    addContext(QStringLiteral("c1"));
+    w.insertExecution(newExecution(QStringLiteral("d"), QStringLiteral("c1")));
+    w.insertExecution(newExecution(QStringLiteral("e"), QStringLiteral("c1")));
+    w.flush();
+    QCOMPARE(w.failedWrites(), 0);
+
+    auto history = m_store->executions(QStringLiteral("c1"), 0, -1);
+    QVERIFY_OK(history);
+    QStringList order;
+    for (const ExecutionRecord &e : *history)
+        order << QStringLiteral("%1=%2").arg(e.id).arg(e.seq);
+    // The context made again (another connection deleted the old one) starts from 1.
+    QCOMPARE(order, (QStringList{"e=2", "d=1"}));
+}
+
+void TstHistoryWriter::failedInsertInABatchUsesUpNoSeq()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));  // duplicate id
+    w.insertExecution(newExecution(QStringLiteral("e2"), QStringLiteral("no-context")));
+    w.insertExecution(newExecution(QStringLiteral("e3"), QStringLiteral("c1")));
+    w.flush();
+    QCOMPARE(w.failedWrites(), 2);
+    auto history = m_store->executions(QStringLiteral("c1"), 0, -1);
+    QVERIFY_OK(history);
+    QStringList order;
+    for (const ExecutionRecord &e : *history)
+        order << QStringLiteral("%1=%2").arg(e.id).arg(e.seq);
+    QCOMPARE(order, (QStringList{"e3=2", "e1=1"}));
+}
+
+void TstHistoryWriter::finishStillLandsWhenItsInsertFails()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    w.flush();
+    // A second insert of e1 fails in the next batch; the finish queued with it must still reach
+    // the row that exists, as it would without the insert.
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    w.appendEvent(makeEvent(QStringLiteral("e1"), 0));
+    w.finishExecution(QStringLiteral("e1"), QStringLiteral("error"), 42, 7, true);
+    // And one whose insert and finish share a batch: stored with its outcome.
+    w.insertExecution(newExecution(QStringLiteral("e2"), QStringLiteral("c1")));
+    w.finishExecution(QStringLiteral("e2"), QStringLiteral("interrupted"), 5, 6, false);
+    w.flush();
+    QCOMPARE(w.failedWrites(), 1);
+    auto e1 = m_store->execution(QStringLiteral("e1"));
+    QVERIFY_OK(e1);
+    QCOMPARE((*e1)->status, QStringLiteral("error"));
+    QCOMPARE((*e1)->durationMs, 42);
+    QCOMPARE((*e1)->outputBytes, 7);
+    QVERIFY((*e1)->truncated);
+    QCOMPARE((*e1)->seq, 1);
+    auto e2 = m_store->execution(QStringLiteral("e2"));
+    QVERIFY_OK(e2);
+    QCOMPARE((*e2)->status, QStringLiteral("interrupted"));
+    QCOMPARE((*e2)->durationMs, 5);
+    QCOMPARE((*e2)->outputBytes, 6);
+    QVERIFY(!(*e2)->truncated);
+    QCOMPARE((*e2)->seq, 2);
+    QCOMPARE((*e2)->code, QStringLiteral("code of e2"));
+    // Nothing is left looking unfinished.
+    auto abandoned = m_store->abandonRunningExecutions(QStringLiteral("aborted"));
+    QVERIFY_OK(abandoned);
+    QCOMPARE(*abandoned, 0);
 }
 
 void TstHistoryWriter::openFailsForAnUnusablePath()

@@ -30,6 +30,9 @@ private slots:
     void reopenKeepsData();
     void secondStoreSeesCommittedWrites();
     void textRoundTripsExactly();
+    void keptStatementsStartClean();
+    void statementInUseTwiceGetsItsOwn();
+    void releasedStatementHoldsNoSnapshot();
 
     void createdWorkspaceIsFoundByNameAndId();
     void workspaceNamesAreUnique();
@@ -49,17 +52,24 @@ private slots:
     void duplicateContextIdIsConflict();
     void updateContextChangesOnlyMutableFields();
     void updatingUnknownContextIsNotFound();
+    void updateContextUsageChangesOnlyUsage();
     void contextsAreListedOldestFirst();
     void contextDeleteCascadesToHistoryAndEnv();
 
     void executionSeqIncreasesPerContext();
     void executionSeqStaysUniqueAcrossConnections();
+    void executionSeqFollowsOtherConnectionsWrites();
+    void executionSeqIsNotSkippedAfterRollback();
+    void executionSeqRestartsForARecreatedContext();
+    void executionSeqInsideTransactionNeedsNoSavepoint();
+    void duplicateExecutionIdIsConflict();
     void executionInUnknownContextIsNotFound();
     void finishExecutionRecordsOutcome();
     void pagingNewestFirst();
     void eventsRoundTripInOrder();
     void appendEventsIsAllOrNothing();
     void eventOfUnknownExecutionIsNotFound();
+    void appendEventStoresOne();
     void abandonRunningExecutionsMarksOnlyRunning();
 
     void transactionRollsBackWhenWorkFails();
@@ -236,6 +246,77 @@ void TstStore::textRoundTripsExactly()
     QCOMPARE(env->size(), 1);
     QCOMPARE(env->at(0).value, QString());
     QVERIFY(!env->at(0).isUnset);
+}
+
+void TstStore::keptStatementsStartClean()
+{
+    auto db = Database::open(dbPath());
+    QVERIFY_OK(db);
+    const char *sql = "SELECT ?1, ?2";
+    {
+        Statement s(**db, sql);
+        s.bind(1, QStringLiteral("first"));
+        s.bind(2, qint64(7));
+        auto row = s.step();
+        QVERIFY_OK(row);
+        QVERIFY(*row);
+        QCOMPARE(s.columnString(0), QStringLiteral("first"));
+    }
+    // The same statement again: no row pending and no binding left over from the last use.
+    Statement again(**db, sql);
+    again.bind(2, qint64(8));
+    auto row = again.step();
+    QVERIFY_OK(row);
+    QVERIFY(*row);
+    QVERIFY(again.isNull(0));
+    QCOMPARE(again.columnInt64(1), 8);
+}
+
+void TstStore::statementInUseTwiceGetsItsOwn()
+{
+    auto db = Database::open(dbPath());
+    QVERIFY_OK(db);
+    QVERIFY_OK((*db)->execute("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)"));
+    const char *sql = "SELECT v FROM t WHERE v >= ?1 ORDER BY v";
+    for (int round = 0; round < 2; ++round) {  // the second round runs on kept statements
+        Statement outer(**db, sql);
+        outer.bind(1, 1);
+        QList<qint64> pairs;
+        for (;;) {
+            auto row = outer.step();
+            QVERIFY_OK(row);
+            if (!*row)
+                break;
+            Statement inner(**db, sql);  // the same SQL while `outer` is mid-way
+            inner.bind(1, outer.columnInt64(0) + 1);
+            auto innerRow = inner.step();
+            QVERIFY_OK(innerRow);
+            pairs << outer.columnInt64(0) * 10 + (*innerRow ? inner.columnInt64(0) : 0);
+        }
+        QCOMPARE(pairs, (QList<qint64>{12, 23, 30}));
+    }
+}
+
+void TstStore::releasedStatementHoldsNoSnapshot()
+{
+    QVERIFY_OK(m_store->createWorkspace(QStringLiteral("a"), QStringLiteral("/w/a")));
+    QVERIFY_OK(m_store->createWorkspace(QStringLiteral("b"), QStringLiteral("/w/b")));
+    auto db = Database::open(dbPath());
+    QVERIFY_OK(db);
+    const char *sql = "SELECT name FROM workspaces ORDER BY name";
+    {
+        // Left after its first row: were it kept as it is, its read transaction would stay open
+        // and this connection would go on reading the file as it was then.
+        Statement s(**db, sql);
+        auto row = s.step();
+        QVERIFY_OK(row);
+        QVERIFY(*row);
+    }
+    QVERIFY_OK(m_store->createWorkspace(QStringLiteral("c"), QStringLiteral("/w/c")));
+    Statement count(**db, "SELECT COUNT(*) FROM workspaces");
+    auto row = count.step();
+    QVERIFY_OK(row);
+    QCOMPARE(count.columnInt64(0), 4);  // default, a, b, c
 }
 
 void TstStore::createdWorkspaceIsFoundByNameAndId()
@@ -517,6 +598,25 @@ void TstStore::updatingUnknownContextIsNotFound()
                   "not_found");
 }
 
+void TstStore::updateContextUsageChangesOnlyUsage()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id, 10)));
+    QVERIFY_OK(m_store->updateContextUsage(QStringLiteral("c1"), 7, QStringLiteral("/w/sub"), 900));
+    auto read = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(read);
+    const ContextRecord &r = **read;
+    QCOMPARE(r.executionCount, 7);
+    QCOMPARE(r.cwd, QStringLiteral("/w/sub"));
+    QCOMPARE(r.lastUsedAt, 900);
+    QCOMPARE(r.name, QStringLiteral("name of c1"));
+    QCOMPARE(r.language, QStringLiteral("python"));
+    QCOMPARE(r.workspaceId, m_workspace.id);
+    QCOMPARE(r.createdAt, 10);
+
+    QVERIFY_ERROR(m_store->updateContextUsage(QStringLiteral("nope"), 1, QStringLiteral("/"), 1),
+                  "not_found");
+}
+
 void TstStore::contextsAreListedOldestFirst()
 {
     const WorkspaceRecord other = addWorkspace(QStringLiteral("other"));
@@ -612,6 +712,134 @@ void TstStore::executionSeqStaysUniqueAcrossConnections()
         seqs << inserted->seq;
     }
     QCOMPARE(seqs, (QList<qint64>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+}
+
+void TstStore::executionSeqFollowsOtherConnectionsWrites()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("a")).seq, 1);
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("b")).seq, 2);
+    // Rows this connection did not write: another Store, and a raw connection that writes a seq
+    // of its own choosing, as a future replhost might.
+    auto other = Store::open(dbPath());
+    QVERIFY_OK(other);
+    ExecutionRecord e;
+    e.contextId = QStringLiteral("c1");
+    auto fromOther = (*other)->insertExecution(e);
+    QVERIFY_OK(fromOther);
+    QCOMPARE(fromOther->seq, 3);
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("c")).seq, 4);
+    {
+        RawDatabase raw(dbPath());
+        QCOMPARE(raw.exec("INSERT INTO executions (id, context_id, seq, code, status, started_at) "
+                          "VALUES ('raw', 'c1', 10, '', 'ok', 1)"),
+                 QString());
+    }
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("d")).seq, 11);
+    auto next = (*other)->insertExecution(e);
+    QVERIFY_OK(next);
+    QCOMPARE(next->seq, 12);
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("e")).seq, 13);
+}
+
+void TstStore::executionSeqIsNotSkippedAfterRollback()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("a")).seq, 1);
+    auto r = m_store->transaction([&]() -> Result<void> {
+        ExecutionRecord e;
+        e.contextId = QStringLiteral("c1");
+        auto inserted = m_store->insertExecution(e);
+        if (!inserted)
+            return inserted.error();
+        if (inserted->seq != 2)
+            return makeError(QStringLiteral("internal"), QStringLiteral("unexpected seq"));
+        return makeError(QStringLiteral("internal"), QStringLiteral("changed my mind"));
+    });
+    QVERIFY_ERROR(r, "internal");
+    QCOMPARE(r.error().message, QStringLiteral("changed my mind"));
+    // The row is gone, so its seq is free again: no gap.
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("b")).seq, 2);
+
+    // The same for a savepoint rolled back inside a transaction that commits.
+    QVERIFY_OK(m_store->transaction([&]() -> Result<void> {
+        auto inner = m_store->transaction([&]() -> Result<void> {
+            addExecution(QStringLiteral("c1"), QStringLiteral("undone"));
+            return makeError(QStringLiteral("internal"), QStringLiteral("undo"));
+        });
+        if (inner.ok())
+            return makeError(QStringLiteral("internal"), QStringLiteral("expected a failure"));
+        addExecution(QStringLiteral("c1"), QStringLiteral("kept"));
+        return {};
+    }));
+    auto history = m_store->executions(QStringLiteral("c1"), 0, -1);
+    QVERIFY_OK(history);
+    QStringList order;
+    for (const ExecutionRecord &e : *history)
+        order << QStringLiteral("%1=%2").arg(e.code).arg(e.seq);
+    QCOMPARE(order, (QStringList{"kept=3", "b=2", "a=1"}));
+}
+
+void TstStore::executionSeqRestartsForARecreatedContext()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    addExecution(QStringLiteral("c1"), QStringLiteral("a"));
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("b")).seq, 2);
+    QVERIFY_OK(m_store->deleteContext(QStringLiteral("c1")));
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("c")).seq, 1);
+
+    // And through a workspace, whose deletion takes its contexts' histories along.
+    const WorkspaceRecord ws = addWorkspace(QStringLiteral("other"));
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c2"), ws.id)));
+    QCOMPARE(addExecution(QStringLiteral("c2"), QStringLiteral("d")).seq, 1);
+    QVERIFY_OK(m_store->deleteWorkspace(ws.id));
+    const WorkspaceRecord again = addWorkspace(QStringLiteral("other"));
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c2"), again.id)));
+    QCOMPARE(addExecution(QStringLiteral("c2"), QStringLiteral("e")).seq, 1);
+}
+
+void TstStore::executionSeqInsideTransactionNeedsNoSavepoint()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    // Inside a transaction a failed insert undoes only itself and uses up no seq, and the
+    // inserts around it number on without a gap.
+    QVERIFY_OK(m_store->transaction([&]() -> Result<void> {
+        addExecution(QStringLiteral("c1"), QStringLiteral("a"));
+        ExecutionRecord bad;
+        bad.contextId = QStringLiteral("nope");
+        if (m_store->insertExecution(bad).ok())
+            return makeError(QStringLiteral("internal"), QStringLiteral("expected not_found"));
+        ExecutionRecord duplicate;
+        duplicate.id = QStringLiteral("dup");
+        duplicate.contextId = QStringLiteral("c1");
+        if (auto first = m_store->insertExecution(duplicate); !first)
+            return first.error();
+        if (m_store->insertExecution(duplicate).ok())
+            return makeError(QStringLiteral("internal"), QStringLiteral("expected a conflict"));
+        addExecution(QStringLiteral("c1"), QStringLiteral("b"));
+        return {};
+    }));
+    auto history = m_store->executions(QStringLiteral("c1"), 0, -1);
+    QVERIFY_OK(history);
+    QList<qint64> seqs;
+    for (const ExecutionRecord &e : *history)
+        seqs.prepend(e.seq);
+    QCOMPARE(seqs, (QList<qint64>{1, 2, 3}));
+}
+
+void TstStore::duplicateExecutionIdIsConflict()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    ExecutionRecord e;
+    e.id = QStringLiteral("same");
+    e.contextId = QStringLiteral("c1");
+    QVERIFY_OK(m_store->insertExecution(e));
+    auto again = m_store->insertExecution(e);
+    QVERIFY_ERROR(again, "conflict");
+    QVERIFY2(again.error().message.contains(QStringLiteral("already exists")),
+             qPrintable(again.error().message));
+    QCOMPARE(addExecution(QStringLiteral("c1"), QStringLiteral("next")).seq, 2);
 }
 
 void TstStore::executionInUnknownContextIsNotFound()
@@ -712,6 +940,20 @@ void TstStore::appendEventsIsAllOrNothing()
 void TstStore::eventOfUnknownExecutionIsNotFound()
 {
     QVERIFY_ERROR(m_store->appendEvents({{QStringLiteral("nope"), 0, "{}"}}), "not_found");
+}
+
+void TstStore::appendEventStoresOne()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    const ExecutionRecord e = addExecution(QStringLiteral("c1"), QStringLiteral("x"));
+    QVERIFY_OK(m_store->appendEvent({e.id, 0, "{\"n\":0}"}));
+    QVERIFY_OK(m_store->appendEvent({e.id, 1, "{\"n\":1}"}));
+    QVERIFY_ERROR(m_store->appendEvent({e.id, 1, "{}"}), "conflict");
+    QVERIFY_ERROR(m_store->appendEvent({QStringLiteral("nope"), 0, "{}"}), "not_found");
+    auto events = m_store->events(e.id);
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), 2);
+    QCOMPARE(events->at(1).json, QByteArray("{\"n\":1}"));
 }
 
 void TstStore::abandonRunningExecutionsMarksOnlyRunning()
