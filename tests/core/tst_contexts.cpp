@@ -270,7 +270,9 @@ private slots:
         m_dataDir = std::make_unique<QTemporaryDir>();
         QVERIFY(m_dataDir->isValid());
         QVERIFY(openEngine(config()));
-        for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash")}) {
+        for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash"),
+                                         QStringLiteral("javascript"), QStringLiteral("perl"),
+                                         QStringLiteral("java")}) {
             const auto plugin = m_engine->plugins().resolve(language);
             if (!plugin) {
                 QStringList found;
@@ -327,6 +329,8 @@ private slots:
                               << "System.out.println(inc(x) + \" \" + new Box().v + \" \"\n"
                                  "    + IntStream.rangeClosed(1, 2).sum())"
                               << "42 2 3\n";
+        QTest::newRow("javascript") << "javascript" << "let x = 41\nfunction inc(v) { return v + 1 }\nclass K { m() { return 2 } }\nconst path = require('path')" << "console.log(inc(x), new K().m(), path.basename('/a/b'))" << "42 2 b\n";
+        QTest::newRow("javascript redeclared") << "javascript" << "let x = 1\nconst y = 2\nclass K {}" << "let x = 40; const y = 2\nclass K { m() { return x + y } }\nconsole.log(new K().m())" << "42\n";
     }
 
     void stateSurvivesAcrossRuns()
@@ -377,6 +381,11 @@ private slots:
         QTest::newRow("java statement only") << "java" << "int x = 41;" << "int y = x + 1;" << "";
         QTest::newRow("java string shown like jshell")
             << "java" << "String s = \"hi\";" << "s" << "\"hi\"";
+        QTest::newRow("javascript expression") << "javascript" << "let x = 41" << "x + 1" << "42";
+        QTest::newRow("javascript statements, then an expression") << "javascript" << "let x = 41" << "let y = 1\nx + y" << "42";
+        QTest::newRow("javascript declaration has no value") << "javascript" << "let x = 41" << "let y = x + 1" << "";
+        QTest::newRow("javascript object shown like util.inspect") << "javascript" << "let x = 41" << "({ x, list: [x + 1] })" << "{ x: 41, list: [ 42 ] }";
+        QTest::newRow("javascript top-level await") << "javascript" << "let x = 41" << "await Promise.resolve(x + 1)" << "42";
     }
 
     void lastExpressionIsTheResult()
@@ -446,6 +455,7 @@ private slots:
                "System.out.print(\"partial\");"
             << QStringList{"out from java\n", "out from child\n"}
             << QStringList{"err from java\n", "err from child\n"};
+        QTest::newRow("javascript") << "javascript" << "console.log('out from javascript')\nconsole.error('err from javascript')\nrequire('child_process').execSync('echo out from child; echo err from child >&2',\n { stdio: 'inherit' })\nprocess.stdout.write('partial')" << QStringList{"out from javascript\n", "out from child\n"} << QStringList{"err from javascript\n", "err from child\n"};
     }
 
     void stdoutAndStderrIncludingChildProcessArriveBeforeDone()
@@ -541,6 +551,10 @@ private slots:
         QTest::newRow("java statements before the error took effect")
             << "java" << "int x = 41;" << "x = 42;\nthrow new IllegalStateException(\"boom\");"
             << "java.lang.IllegalStateException" << -1 << "System.out.println(x)" << "42\n";
+        QTest::newRow("javascript TypeError") << "javascript" << "let x = 41" << "null.boom" << "TypeError" << -1 << "console.log(x + 1)" << "42\n";
+        QTest::newRow("javascript syntax error") << "javascript" << "let x = 41" << "function broken( {" << "SyntaxError" << -1 << "console.log(x + 1)" << "42\n";
+        QTest::newRow("javascript statements before the error took effect") << "javascript" << "let x = 41" << "x = 42\nthrow new RangeError('boom')" << "RangeError" << -1 << "console.log(x)" << "42\n";
+        QTest::newRow("javascript rejected await") << "javascript" << "let x = 41" << "await Promise.reject(new Error('no'))" << "Error" << -1 << "console.log(x + 1)" << "42\n";
     }
 
     void errorIsReportedAndStateKept()
@@ -601,6 +615,8 @@ private slots:
                               << "System.out.println(x + 1)" << "42\n";
         QTest::newRow("java loop state") << "java" << "long n = 0;" << "while (true) { n++; }"
                                          << "System.out.println(n > 0)" << "true\n";
+        QTest::newRow("javascript") << "javascript" << "let x = 41" << "while (true) {}" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("javascript loop state") << "javascript" << "let n = 0" << "while (true) n++" << "console.log(n > 0)" << "true\n";
     }
 
     void interruptCpuLoopKeepsState()
@@ -638,6 +654,9 @@ private slots:
             << "java" << "int x = 41;"
             << "new ProcessBuilder(\"sleep\", \"30\").inheritIO().start().waitFor();"
             << "System.out.println(x + 1)" << "42\n";
+        QTest::newRow("javascript timer") << "javascript" << "let x = 41" << "await new Promise(r => setTimeout(r, 30000))" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("javascript pending promise") << "javascript" << "let x = 41" << "await new Promise(() => {})" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("javascript child process") << "javascript" << "let x = 41" << "require('child_process').execSync('sleep 30')" << "console.log(x + 1)" << "42\n";
     }
 
     void interruptSleepKeepsState()
@@ -672,6 +691,7 @@ private slots:
         QTest::newRow("java System.exit")
             << "java" << "System.setProperty(\"rh.x\", \"41\");" << "System.exit(3);"
             << "System.out.println(System.getProperty(\"rh.x\", \"gone\"))" << "gone\n";
+        QTest::newRow("javascript process.exit") << "javascript" << "let x = 41" << "process.exit(3)" << "console.log(typeof x)" << "undefined\n";
     }
 
     void workerExitIsReportedAndNextRunGetsFreshWorker()
@@ -972,6 +992,7 @@ private slots:
         QTest::newRow("perl") << "perl" << "1;" << "system('env');";
         QTest::newRow("java") << "java" << "int noop = 0;"
                               << "new ProcessBuilder(\"env\").inheritIO().start().waitFor();";
+        QTest::newRow("javascript") << "javascript" << "void 0" << "require('child_process').execSync('env', { stdio: 'inherit' })";
     }
 
     void envLayersWorkspaceContextExecution()
@@ -1057,6 +1078,7 @@ private slots:
         QTest::newRow("perl") << "perl" << "chdir '/tmp' or die;" << "system('/bin/pwd');";
         QTest::newRow("java") << "java" << "cd(\"/tmp\");"
                               << "new ProcessBuilder(\"/bin/pwd\").inheritIO().start().waitFor();";
+        QTest::newRow("javascript") << "javascript" << "process.chdir('/tmp')" << "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })";
     }
 
     void cwdPersistsAndIsConfinedToWorkspace()
@@ -1131,6 +1153,7 @@ private slots:
                                  "    System.out.print(\"x\".repeat(1048576));\n"
                                  "    System.err.print(\"y\".repeat(1024));\n"
                                  "}";
+        QTest::newRow("javascript") << "javascript" << "for (let i = 0; i < 10; i++) {\n  process.stdout.write('x'.repeat(1048576))\n  process.stderr.write('y'.repeat(1024))\n}";
     }
 
     void tenMegabytesOfOutputDoNotDeadlock()
@@ -1164,6 +1187,7 @@ private slots:
         QTest::newRow("perl") << "perl" << "print 'x' x 1048576;" << "print \"after\\n\";";
         QTest::newRow("java") << "java" << "System.out.print(\"x\".repeat(1048576));"
                               << "System.out.println(\"after\");";
+        QTest::newRow("javascript") << "javascript" << "process.stdout.write('x'.repeat(1048576))" << "console.log('after')";
     }
 
     void outputBeyondTheCapIsTruncatedAndTheRunStillFinishes()
@@ -1210,6 +1234,7 @@ private slots:
                               << "42\n";
         QTest::newRow("java") << "java" << "JSHELL" << "int x = 41;" << "System.out.println(x + 1)"
                               << "42\n";
+        QTest::newRow("javascript") << "javascript" << "Node" << "let x = 41" << "console.log(x + 1)" << "42\n";
     }
 
     void runByLanguageUsesOldestDefaultContext()
@@ -1275,6 +1300,7 @@ private slots:
                               << QStringList{"Thread.sleep(200);\norder.add(1);", "order.add(2);",
                                              "order.add(3);\nSystem.out.println(order);"}
                               << "[1, 2, 3]\n";
+        QTest::newRow("javascript") << "javascript" << "const order = []" << QStringList{"await new Promise(r => setTimeout(r, 200))\norder.push(1)", "order.push(2)", "order.push(3)\nconsole.log(order)"} << "[ 1, 2, 3 ]\n";
     }
 
     void runsInOneContextAreFifo()
@@ -1317,6 +1343,7 @@ private slots:
         QTest::newRow("bash") << "bash" << "sleep 30" << "echo quick";
         QTest::newRow("perl") << "perl" << "sleep 30" << "print \"quick\\n\";";
         QTest::newRow("java") << "java" << "Thread.sleep(30000);" << "System.out.println(\"quick\");";
+        QTest::newRow("javascript") << "javascript" << "await new Promise(r => setTimeout(r, 30000))" << "console.log('quick')";
     }
 
     void contextsRunInParallel()
@@ -1577,6 +1604,7 @@ private slots:
                               << "print $x + 1, \"\\n\"" << "42\n";
         QTest::newRow("java") << "java" << "int x = 41;" << "Thread.sleep(30000);" << "int y = 1;"
                               << "System.out.println(x + 1)" << "42\n";
+        QTest::newRow("javascript") << "javascript" << "let x = 41" << "await new Promise(r => setTimeout(r, 30000))" << "let y = 1" << "console.log(x + 1)" << "42\n";
     }
 
     void timeoutInterruptsAndSaysTimeout()
