@@ -89,6 +89,7 @@ void Context::setState(const QString &state)
 void Context::invalidateEnvironment()
 {
     m_desiredEnvValid = false;
+    m_appliedIsDesired = false;
 }
 
 Environment Context::desiredEnvironment()
@@ -125,6 +126,7 @@ Result<void> Context::ensureSession()
     options.environment = desiredEnvironment();
     options.settings = m_manager->m_languageSettings.value(entry->id).toObject();
     m_appliedEnv = options.environment;
+    m_appliedIsDesired = true;
 
     m_session = entry->handler->createSession(entry->runtime, options);
     m_sessionReady = false;
@@ -210,10 +212,13 @@ void Context::pump()
     request.id = execution->id();
     request.code = execution->code();
     request.executionCount = m_record.executionCount;
-    const Environment desired = desiredEnvironment();
-    request.env.context = EnvLayers::diff(m_appliedEnv, desired);
+    if (!m_appliedIsDesired) {
+        const Environment desired = desiredEnvironment();
+        request.env.context = EnvLayers::diff(m_appliedEnv, desired);
+        m_appliedEnv = desired;
+        m_appliedIsDesired = true;
+    }
     request.env.exec = m_running.execEnv;
-    m_appliedEnv = desired;
 
     setState(QStringLiteral("busy"));
     emit m_manager->executionStarted(execution);

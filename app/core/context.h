@@ -89,6 +89,9 @@ private:
     Environment m_appliedEnv;
     Environment m_desiredEnv;       // cache of desiredEnvironment()
     bool m_desiredEnvValid = false;
+    // The interpreter has every layer change: the next run needs no context delta (saves a
+    // diff over the whole environment on every run).
+    bool m_appliedIsDesired = false;
     QQueue<Pending> m_queue;
     struct Query {
         std::function<void()> ask;      // asks the (now ready) interpreter

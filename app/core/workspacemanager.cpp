@@ -65,12 +65,17 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
 Result<storage::WorkspaceRecord> WorkspaceManager::get(const QString &name) const
 {
     const QString wanted = name.isEmpty() ? defaultName() : name;
+    // Every run looks its workspace up; rows change only through this class, so a cache kept
+    // in step with create() and remove() saves a query per run.
+    if (const auto cached = m_cache.constFind(wanted); cached != m_cache.cend())
+        return cached.value();
     auto found = m_store->workspaceByName(wanted);
     if (!found)
         return found.error();
     if (!found->has_value())
         return makeError(QStringLiteral("not_found"),
                          QStringLiteral("no workspace named \"%1\"").arg(wanted));
+    m_cache.insert(wanted, found->value());
     return found->value();
 }
 
@@ -118,6 +123,7 @@ Result<void> WorkspaceManager::remove(const QString &name, bool purge)
     }
 
     emit aboutToRemove(ws->id, ws->name);
+    m_cache.remove(ws->name);
     if (auto r = m_store->deleteWorkspace(ws->id); !r)
         return r;
     emit workspaceRemoved(ws->name);

@@ -6,6 +6,7 @@
 
 #include <replhost/sdk/result.h>
 
+#include <QHash>
 #include <QList>
 #include <QMap>
 #include <QObject>
@@ -66,6 +67,7 @@ signals:
 private:
     storage::Store *m_store;
     QString m_dataDir;
+    mutable QHash<QString, storage::WorkspaceRecord> m_cache;  // by name
 };
 
 } // namespace replhost::core
