@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -29,6 +30,7 @@ struct InsertExecution {
 };
 struct AppendEvent {
     ExecutionEventRecord event;
+    std::function<QByteArray()> makeJson;  // if set, makes event.json on the writer's thread
 };
 struct FinishExecution {
     QString id;
@@ -130,7 +132,13 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
                     return inserted.error();
                 return {};
             },
-            [this](const AppendEvent &w) { return store->appendEvent(w.event); },
+            [this](const AppendEvent &w) {
+                if (!w.makeJson)
+                    return store->appendEvent(w.event);
+                ExecutionEventRecord event = w.event;
+                event.json = w.makeJson();
+                return store->appendEvent(event);
+            },
             [this](const FinishExecution &w) {
                 return store->finishExecution(w.id, w.status, w.durationMs, w.outputBytes,
                                               w.truncated);
@@ -269,7 +277,13 @@ void HistoryWriter::insertExecution(const ExecutionRecord &execution)
 
 void HistoryWriter::appendEvent(const ExecutionEventRecord &event)
 {
-    d->enqueue(AppendEvent{event});
+    d->enqueue(AppendEvent{event, {}});
+}
+
+void HistoryWriter::appendEvent(const QString &executionId, int seq,
+                                std::function<QByteArray()> makeJson)
+{
+    d->enqueue(AppendEvent{ExecutionEventRecord{executionId, seq, {}}, std::move(makeJson)});
 }
 
 void HistoryWriter::finishExecution(const QString &id, const QString &status, qint64 durationMs,

@@ -30,6 +30,10 @@ public:
 
     void insertExecution(const ExecutionRecord &execution);  // seq assigned by storage
     void appendEvent(const ExecutionEventRecord &event);
+    // The same, with the event's JSON made by `makeJson` on the writer's thread, so that the
+    // caller does not spend its own time serializing. `makeJson` must use only what it holds by
+    // value (implicitly shared Qt values are fine: the caller may change its own copies).
+    void appendEvent(const QString &executionId, int seq, std::function<QByteArray()> makeJson);
     void finishExecution(const QString &id, const QString &status, qint64 durationMs,
                          qint64 outputBytes, bool truncated);
     void updateContextUsage(const QString &contextId, int executionCount, const QString &cwd,

@@ -194,8 +194,10 @@ def _flush_std():
 def _drained():
     # Both output pipes empty: the host has read every byte written to them
     # so far, and it places an event without a mark after all it had read
-    # when it read the event (protocol section 5), so the mark can be left
-    # out. That saves two writes, and the host's reads of them, per event.
+    # when it read the event (protocol section 5). For `done` the mark can
+    # then be left out, which saves two writes per run and the host's reads
+    # of them. Not for other events: output the cell writes after them could
+    # be read before them.
     if not _marks_optional:
         return False
     try:
@@ -207,12 +209,13 @@ def _drained():
     return True
 
 
-def _write_mark():
-    """Flushes, then writes a mark unless the pipes are drained; its seq or None."""
+def _write_mark(final=False):
+    """Flushes, then writes a mark; its seq, or None when `final` (the mark of
+    `done`) finds the pipes drained and writes none."""
     global _seq
     _flush_std()
     # Checked after flushing: what was just flushed must be read first.
-    if _drained():
+    if final and _drained():
         return None
     # Numbered before writing: if one stream got it and the other did not,
     # the next mark still supersedes it on both.
@@ -226,7 +229,7 @@ def _write_mark():
     return _seq
 
 
-def _emit(ev, mark=False):
+def _emit(ev, mark=False, final=False):
     # While user code runs, SIGINT raises KeyboardInterrupt at any bytecode;
     # half a frame on fd 4 would be a protocol violation, so the signal waits
     # until the event is out.
@@ -236,7 +239,7 @@ def _emit(ev, mark=False):
             _sigmask(_SIG_BLOCK, _SIGINT_SET)
         with _lock:
             if mark:
-                seq = _write_mark()
+                seq = _write_mark(final)
                 if seq is not None:
                     ev["mark"] = seq
             _send(ev)
@@ -724,10 +727,10 @@ def _run_cell(code, count, started):
         try:
             # Armed before `started` goes out: the host may signal as soon as
             # it reads it, and a SIGINT arriving while ignored would be lost.
-            # Sent without blocking SIGINT, unlike other events while armed: a
-            # frame this small leaves in one write() or not at all, and the
-            # host signals only after reading it, so no KeyboardInterrupt can
-            # split it.
+            # Sent without blocking SIGINT around it, unlike other events while
+            # armed: a frame this small leaves in one write() or not at all,
+            # so no KeyboardInterrupt can leave half of it on fd 4, and the
+            # host only signals once it has read it.
             _arm()
             with _lock:
                 _send(started)
@@ -865,7 +868,7 @@ def _execute(req):
         duration = (_perf() - t0) * 1000.0
         _restore_env(saved)
         _emit({"type": "done", "id": rid, "status": status, "execution_count": count,
-               "cwd": _getcwd(), "duration_ms": round(duration, 3)}, mark=True)
+               "cwd": _getcwd(), "duration_ms": round(duration, 3)}, mark=True, final=True)
         _current_id = None
 
 

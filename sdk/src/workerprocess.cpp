@@ -10,7 +10,6 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHash>
-#include <QJsonArray>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QRandomGenerator>
@@ -21,7 +20,6 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -180,12 +178,13 @@ public:
     [[nodiscard]] bool handleReply(const QString &type, const QString &id,
                                    const QJsonObject &message);
 
-    // The sync barrier (protocol §5). An event waits for one of three things before it is
-    // released, always behind the events that arrived before it:
-    // - Mark: its sync mark on both streams; output read after the mark waits with it.
-    // - Position: nothing. The driver left out the mark because the pipes were empty, so every
-    //   byte written before the event had been read when the event was. What was read by then is
-    //   emitted before it, everything read later after it.
+    // The sync barrier (protocol §5). Events are released in arrival order, each once its
+    // barrier allows:
+    // - Mark: its sync mark seen on both streams; output read after the mark waits with it.
+    // - Position, for an event without a mark: no mark to wait for. What had been read by the
+    //   time the event was read goes before it (once handled, if a read was in hand), everything
+    //   read later after it. Exact for a done the driver sent after finding both pipes empty:
+    //   every byte written before it had been read by then.
     // - None: nothing (`started`, which precedes the run's output rather than following it).
     enum class Barrier { None, Mark, Position };
     struct Bound {
@@ -201,6 +200,9 @@ public:
     [[nodiscard]] bool flushHeld(const Bound *before);
     bool isReady(const Bound &bound) const;
     bool positionQueued() const;
+    // Delivers what the scanners hold back as a possible mark, where it is known not to be one,
+    // ahead of an event without a mark that is about to be released.
+    [[nodiscard]] bool takeTrailingText(const Bound &before);
     [[nodiscard]] bool deliverText(int index, QString text);
     [[nodiscard]] bool handleMark(int index, quint64 seq);
     void armSyncTimer();
@@ -783,19 +785,8 @@ bool WorkerProcess::Private::enqueue(Event event, Barrier barrier, quint64 mark)
         highestEventMark = std::max(highestEventMark, mark);
     } else if (barrier == Barrier::Position) {
         bound.mark = highestEventMark;
-        for (int i = 0; i < 2; ++i) {
-            Output &o = out[i];
-            // Bytes the scanner holds back as a possible mark cannot be the start of one when
-            // the pipe was empty after them (a mark is written whole, in one write()): they are
-            // text written before this event. Not while a read of the stream is on the stack:
-            // the scanner is in the middle of its bytes then.
-            if (!o.reading && o.lastReadShort && o.scanner.holdsPartialMark()) {
-                StreamSink sink(this, i);
-                if (!o.scanner.flush(sink) || !deliverText(i, std::exchange(o.chunk, QString())))
-                    return false;
-            }
-            bound.reads[i] = o.reads;
-        }
+        for (int i = 0; i < 2; ++i)
+            bound.reads[i] = out[i].reads;
     }
     queue.push_back(std::move(pending));
     if (!releaseReady(false))
@@ -840,6 +831,24 @@ bool WorkerProcess::Private::isReady(const Bound &bound) const
     return true;
 }
 
+bool WorkerProcess::Private::takeTrailingText(const Bound &before)
+{
+    for (int i = 0; i < 2; ++i) {
+        Output &o = out[i];
+        // Bytes the scanner holds back as a possible mark cannot be the start of one when the
+        // pipe was empty after them (a mark is written whole, in one write()): they are text,
+        // written before the event. Only while nothing has been read since the event came (the
+        // scanner's state is then that of the bytes before it) and no read is being handled.
+        if (o.reading || o.reads != before.reads[i] || !o.lastReadShort
+            || !o.scanner.holdsPartialMark())
+            continue;
+        StreamSink sink(this, i);
+        if (!o.scanner.flush(sink) || !deliverText(i, std::exchange(o.chunk, QString())))
+            return false;
+    }
+    return true;
+}
+
 bool WorkerProcess::Private::positionQueued() const
 {
     for (const Pending &p : queue) {
@@ -872,12 +881,14 @@ bool WorkerProcess::Private::releaseReady(bool forceHead)
         return true;
     releasing = true;
     while (!queue.empty()) {
-        // A copy: emitting may add to the queue, which moves nothing, but be safe.
+        // A copy: the emits below run slots, which may change the queue.
         const Bound bound = queue.front().bound;
         const bool ready = isReady(bound);
         if (!ready && !forceHead)
             break;
         forceHead = false;
+        if (bound.barrier == Barrier::Position && !takeTrailingText(bound))
+            return false;
         if (!flushHeld(&bound))
             return false;
         if (queue.empty())
@@ -1029,10 +1040,16 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
             exec->doneReads[i] = out[i].reads;
         // The run has ended in the worker: no more signals for it, even while its output drains.
         stopInterruptLadder();
-        const QString status =
-            fields.value(QStringLiteral("status")).toString(QStringLiteral("ok"));
-        return enqueue(Event::done(id, status, fields),
-                       hasMark ? Barrier::Mark : Barrier::Position, mark);
+        // Not through Event::done(): release() sets state_lost and streams_synced, and the
+        // driver's fields are kept as they are, so only a missing status needs filling in.
+        if (!fields.value(QLatin1String("status")).isString())
+            fields.insert(QStringLiteral("status"), QStringLiteral("ok"));
+        Event done;
+        done.kind = Event::Kind::Done;
+        done.type = QStringLiteral("done");
+        done.executionId = id;
+        done.fields = std::move(fields);
+        return enqueue(std::move(done), hasMark ? Barrier::Mark : Barrier::Position, mark);
     }
     return enqueue(Event::other(id, type, fields), hasMark ? Barrier::Mark : Barrier::Position,
                    mark);

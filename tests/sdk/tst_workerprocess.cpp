@@ -335,25 +335,66 @@ private slots:
         QCOMPARE(recorder.text(QString(), "stdout"), QString());
     }
 
-    void drainedEventsNeedNoMark()
+    void drainedDoneNeedsNoMark()
     {
-        // Quiet runs leave both pipes empty, so the driver writes no mark at all: the events
-        // are released in order all the same, and done says the streams are synced.
+        // A run that writes nothing leaves both pipes empty, so its done goes without a mark:
+        // released all the same, in order, and synced.
         auto session = started(echoSpecFor(true));
         Recorder recorder(session.get());
         for (int i = 0; i < 5; ++i) {
             const QString id = QStringLiteral("q%1").arg(i);
-            QVERIFY(run(*session, recorder, request(id, "display:d\nresult:r", i + 1)));
+            QVERIFY(run(*session, recorder, request(id, "sleep:0", i + 1)));
             QStringList order;
             for (const Event &e : recorder.of(id))
                 order << e.type;
-            QCOMPARE(order, QStringList({"started", "display", "result", "done"}));
+            QCOMPARE(order, QStringList({"started", "done"}));
             QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
             QVERIFY(!recorder.done(id).fields.contains("mark"));
         }
-        QVERIFY(run(*session, recorder, request("count", "env:NOTHING", 6)));
-        QCOMPARE(recorder.text("count", "stdout"), QStringLiteral("<unset>\n"));
+        // No mark was written for any of them.
+        QVERIFY(run(*session, recorder, request("count", "marks", 6)));
+        QCOMPARE(recorder.text("count", "stdout"), QStringLiteral("0\n"));
+        // Rich events keep their marks: output written after them must not overtake them. (The
+        // done of the run before may have had one too: its output was "0".)
+        QVERIFY(run(*session, recorder, request("rich", "display:d\nresult:r\nmarks", 7)));
+        QVERIFY2(recorder.text("rich", "stdout").trimmed().toInt() >= 2,
+                 qPrintable(recorder.text("rich", "stdout")));
         QVERIFY(recorder.text(QString(), "stdout").isEmpty());
+    }
+
+    void outputAfterARichEventStaysAfterIt_data() { addMarkModes(); }
+    void outputAfterARichEventStaysAfterIt()
+    {
+        // The next run is started from the slot of a done that then blocks, so the driver runs
+        // all of it while the host is away: the display event leaves with both pipes empty
+        // (nothing was written yet) and "d" follows it at once. The host finds both waiting.
+        // Only a mark on the display event can put "d" after it, so a driver must not leave it
+        // out, empty pipes or not.
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
+        Recorder recorder(session.get());
+        int next = 0;
+        QObject::connect(session.get(), &Session::event, session.get(), [&](const Event &e) {
+            if (e.kind != Event::Kind::Done || next >= 3)
+                return;
+            ++next;
+            session->execute(request(QStringLiteral("rr%1").arg(next), "display:x\nraw:d",
+                                     next + 1));
+            QThread::msleep(200);
+        });
+        QVERIFY(run(*session, recorder, request("first", "sleep:0")));
+        QTRY_COMPARE_WITH_TIMEOUT(recorder.doneCount("rr3"), 1, kLong);
+        for (int i = 1; i <= 3; ++i) {
+            const QString id = QStringLiteral("rr%1").arg(i);
+            QString order;
+            for (const Event &e : recorder.of(id)) {
+                if (e.kind != Event::Kind::Stream)
+                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
+                else
+                    order += e.fields.value("text").toString();
+            }
+            QCOMPARE(order, QStringLiteral("<started><display>d<done>"));
+        }
     }
 
     void drainedUnmarkedOrderUnderRaces()
@@ -363,8 +404,9 @@ private slots:
         // run's output must be whole, in order, attributed to it, and before its done.
         auto session = started(echoSpecFor(true));
         Recorder recorder(session.get());
+        // "d" is written straight to the pipe right after the display event.
         const QString code = QStringLiteral("print:a\nchild:printf b; printf c >&2\n"
-                                            "display:x\nwrite:d\nstderr:e");
+                                            "display:x\nraw:d\nstderr:e");
         for (int i = 0; i < 150; ++i) {
             const QString id = QStringLiteral("r%1").arg(i);
             QVERIFY(run(*session, recorder, request(id, code, i + 1)));

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -56,6 +57,7 @@ private slots:
     void writerSeqFollowsInsertsOfOtherConnections();
     void failedInsertInABatchUsesUpNoSeq();
     void finishStillLandsWhenItsInsertFails();
+    void eventJsonCanBeMadeOnTheWriterThread();
     void openFailsForAnUnusablePath();
 
 private:
@@ -419,6 +421,33 @@ void TstHistoryWriter::finishStillLandsWhenItsInsertFails()
     auto abandoned = m_store->abandonRunningExecutions(QStringLiteral("aborted"));
     QVERIFY_OK(abandoned);
     QCOMPARE(*abandoned, 0);
+}
+
+void TstHistoryWriter::eventJsonCanBeMadeOnTheWriterThread()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    std::atomic<bool> onCallerThread{false};
+    const auto caller = std::this_thread::get_id();
+    QByteArray payload("{\"type\":\"done\"}");
+    w.appendEvent(QStringLiteral("e1"), 0, [payload, caller, &onCallerThread] {
+        if (std::this_thread::get_id() == caller)
+            onCallerThread = true;
+        return payload;
+    });
+    payload = "changed";  // the caller's copy: the writer made its own
+    w.appendEvent(makeEvent(QStringLiteral("e1"), 1));
+    w.appendEvent(QStringLiteral("nope"), 0, [] { return QByteArray("{}"); });
+    w.flush();
+    QVERIFY(!onCallerThread);
+    QCOMPARE(w.failedWrites(), 1);
+    auto events = m_store->events(QStringLiteral("e1"));
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), 2);
+    QCOMPARE(events->at(0).json, QByteArray("{\"type\":\"done\"}"));
+    QCOMPARE(events->at(1).json, makeEvent(QStringLiteral("e1"), 1).json);
 }
 
 void TstHistoryWriter::openFailsForAnUnusablePath()

@@ -31,8 +31,10 @@ struct WorkerSpec {
 // The process runs in its own process group with default signal dispositions, an empty signal
 // mask, fds ≥ 5 closed, fd 0 on /dev/null, fd 1/2 on pipes read as raw streams (so output of
 // the worker's own children is captured), fd 3/4 carrying length-prefixed JSON frames. Events
-// carrying a sync mark are held back until the mark has been read on both fd 1 and fd 2, so no
-// output of a run ever arrives after its Done event. Interrupts follow the ladder of protocol §7.
+// carrying a sync mark are held back until the mark has been read on both fd 1 and fd 2; events
+// without one (a done the driver sent after finding both pipes empty) come after all output read
+// before them. So no output of a run ever arrives after its Done event. Interrupts follow the
+// ladder of protocol §7.
 //
 // Stream events carry the id of the execution that wrote them from its "started" until its
 // final mark; anything else (output of background jobs, of the driver before its hello) has an
