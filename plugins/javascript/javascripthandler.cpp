@@ -2,11 +2,11 @@
 #include "javascripthandler.h"
 
 #include <replhost/sdk/driverfiles.h>
+#include <replhost/sdk/runtimeprobe.h>
 #include <replhost/sdk/workerprocess.h>
 
 #include <QFileInfo>
 #include <QJsonArray>
-#include <QProcess>
 #include <QStandardPaths>
 #include <QVersionNumber>
 
@@ -27,107 +27,47 @@ const char kProbeScript[] =
     "try { require('inspector').Session; } catch (e) { inspector = 'no'; }"
     "process.stdout.write(process.execPath + '\\n' + process.versions.node + '\\n' + inspector + '\\n');";
 
-sdk::RuntimeInfo unavailable(const QString &reason)
-{
-    sdk::RuntimeInfo info;
-    info.reason = reason;
-    return info;
-}
-
-// Wrappers and shells say what went wrong first, Node's stack traces say it last: keep both.
-QString summarize(const QByteArray &output)
-{
-    QStringList lines;
-    for (const QString &line : QString::fromUtf8(output).split(QLatin1Char('\n'))) {
-        if (!line.trimmed().isEmpty())
-            lines << line.trimmed();
-    }
-    if (lines.isEmpty())
-        return {};
-    if (lines.size() == 1)
-        return lines.constFirst();
-    return lines.constFirst() + QStringLiteral(" ... ") + lines.constLast();
-}
-
 } // namespace
 
 sdk::RuntimeInfo JavaScriptHandler::probe(const QJsonObject &settings)
 {
-    QString requested;
-    QString origin;
-    const QString setting = settings.value(QLatin1String("interpreter")).toString();
-    if (!setting.isEmpty()) {
-        requested = setting;
-        origin = QStringLiteral("the javascript \"interpreter\" setting");
-    } else if (const QString env = qEnvironmentVariable("REPLHOST_NODE"); !env.isEmpty()) {
-        requested = env;
-        origin = QStringLiteral("REPLHOST_NODE");
+    Result<QString> program = sdk::locateRuntime(
+        {QStringLiteral("javascript"), QStringLiteral("node"), QStringLiteral("REPLHOST_NODE"),
+         QStringLiteral("install nodejs")},
+        settings);
+    // Debian's nodejs package named the program nodejs for a long time.
+    const bool configured = !settings.value(QLatin1String("interpreter")).toString().isEmpty()
+                            || !qEnvironmentVariableIsEmpty("REPLHOST_NODE");
+    if (!program && !configured) {
+        const QString legacy = QStandardPaths::findExecutable(QStringLiteral("nodejs"));
+        if (!legacy.isEmpty())
+            program = legacy;
     }
-
-    QString program;
-    if (requested.isEmpty()) {
-        program = QStandardPaths::findExecutable(QStringLiteral("node"));
-        // Debian's nodejs package named the program nodejs for a long time.
-        if (program.isEmpty())
-            program = QStandardPaths::findExecutable(QStringLiteral("nodejs"));
-        if (program.isEmpty())
-            return unavailable(QStringLiteral(
-                "node not found on PATH; install nodejs or set REPLHOST_NODE"));
-    } else if (requested.contains(QLatin1Char('/'))) {
-        const QFileInfo file(requested);
-        if (!file.isFile() || !file.isExecutable())
-            return unavailable(QStringLiteral("%1 (from %2) is not an executable file; install "
-                                              "nodejs there or change %2")
-                                   .arg(requested, origin));
-        program = file.absoluteFilePath();
-    } else {
-        program = QStandardPaths::findExecutable(requested);
-        if (program.isEmpty())
-            return unavailable(QStringLiteral("%1 (from %2) not found on PATH; install it or "
-                                              "change %2")
-                                   .arg(requested, origin));
-    }
+    if (!program)
+        return sdk::unavailableRuntime(program.error().message);
 
     // The program may be a version manager's shim; asking node for process.execPath lets every
     // session start the real binary directly.
-    QProcess process;
-    process.setProgram(program);
-    process.setArguments({QStringLiteral("-e"), QString::fromLatin1(kProbeScript)});
-    process.setStandardInputFile(QProcess::nullDevice());
-    process.start();
-    if (!process.waitForStarted(kProbeTimeoutMs))
-        return unavailable(QStringLiteral("cannot start %1: %2").arg(program, process.errorString()));
-    if (!process.waitForFinished(kProbeTimeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        return unavailable(QStringLiteral("%1 did not answer within %2 s")
-                               .arg(program)
-                               .arg(kProbeTimeoutMs / 1000));
-    }
-    if (process.exitStatus() != QProcess::NormalExit || process.exitCode() != 0) {
-        const QString detail = summarize(process.readAllStandardError());
-        return unavailable(QStringLiteral("%1 failed when asked for its version (exit code %2)%3")
-                               .arg(program)
-                               .arg(process.exitCode())
-                               .arg(detail.isEmpty() ? QString() : QStringLiteral(": ") + detail));
-    }
+    const Result<QByteArray> answer = sdk::runProbeCommand(
+        *program, {QStringLiteral("-e"), QString::fromLatin1(kProbeScript)}, kProbeTimeoutMs);
+    if (!answer)
+        return sdk::unavailableRuntime(answer.error().message);
 
-    const QStringList lines = QString::fromUtf8(process.readAllStandardOutput())
-                                  .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const QStringList lines = QString::fromUtf8(*answer).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     if (lines.size() < 3)
-        return unavailable(QStringLiteral("%1 gave an unexpected answer when asked for its version")
-                               .arg(program));
+        return sdk::unavailableRuntime(QStringLiteral("%1 gave an unexpected answer when asked for its version")
+                               .arg(*program));
     QString executable = lines.at(0).trimmed();
     const QString version = lines.at(1).trimmed();
     if (executable.isEmpty() || !QFileInfo(executable).isExecutable())
-        executable = program;
+        executable = *program;
 
     if (QVersionNumber::fromString(version) < kMinimumVersion)
-        return unavailable(QStringLiteral("Node.js %1 at %2 is too old: replhost needs Node.js %3 "
+        return sdk::unavailableRuntime(QStringLiteral("Node.js %1 at %2 is too old: replhost needs Node.js %3 "
                                           "or newer; install it or point REPLHOST_NODE at it")
                                .arg(version, executable, kMinimumVersion.toString()));
     if (lines.at(2).trimmed() != QLatin1String("yes"))
-        return unavailable(QStringLiteral("Node.js %1 at %2 was built without the inspector, which "
+        return sdk::unavailableRuntime(QStringLiteral("Node.js %1 at %2 was built without the inspector, which "
                                           "the JavaScript driver needs; install a standard build "
                                           "of Node.js or point REPLHOST_NODE at one")
                                .arg(version, executable));
