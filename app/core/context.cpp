@@ -263,11 +263,10 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
         }
         m_runningOutput += size;
     }
-    storage::ExecutionEventRecord row;
-    row.executionId = execution->id();
-    row.seq = int(execution->events().size());
-    row.json = QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact);
-    m_manager->m_writer->appendEvent(row);
+    // The JSON for history is built on the writer's thread, off the round trip.
+    m_manager->m_writer->appendEvent(execution->id(), int(execution->events().size()), [event] {
+        return QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact);
+    });
     execution->addEvent(event);
 }
 
