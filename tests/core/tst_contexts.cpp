@@ -229,10 +229,13 @@ private:
         return execution;
     }
 
-    // Shared by the interrupt tests: `code` is interrupted after it started; the run ends
-    // promptly as "interrupted" and the interpreter still has what `setup` defined.
+    // Shared by the interrupt tests: `code` is interrupted after it started (and, when `ready`
+    // is given, after it printed `ready`: "started" only says the worker took the cell, which for
+    // a compiling language can be well before the first statement runs); the run ends promptly
+    // as "interrupted" and the interpreter still has what `setup` defined.
     void interruptKeepsState(const QString &language, const QString &setup, const QString &code,
-                             const QString &check, const QString &expected)
+                             const QString &check, const QString &expected,
+                             const QString &ready = {})
     {
         const QString context = createContext(language);
         QVERIFY(!context.isEmpty());
@@ -244,6 +247,8 @@ private:
         const ExecutionPtr busy = start(context, code);
         QVERIFY(busy);
         QTRY_VERIFY_WITH_TIMEOUT(hasEvent(busy, "started"), kRunTimeout);
+        if (!ready.isEmpty())
+            QTRY_VERIFY_WITH_TIMEOUT(out(busy).contains(ready), kRunTimeout);
         QVERIFY(!busy->isFinished());
         QVERIFY(contexts().interruptExecution(busy->id()).ok());
 
@@ -596,27 +601,36 @@ private slots:
         QTest::addColumn<QString>("code");
         QTest::addColumn<QString>("check");
         QTest::addColumn<QString>("expected");
+        QTest::addColumn<QString>("ready");
 
+        // The "loop state" rows check that what the loop changed survives, so they interrupt
+        // only once the loop printed that it is running.
         QTest::newRow("python") << "python" << "x = 41" << "while True: pass"
-                                << "print(x + 1)" << "42\n";
-        QTest::newRow("python loop state") << "python" << "n = 0" << "while True:\n    n += 1"
-                                           << "print(n > 0)" << "True\n";
+                                << "print(x + 1)" << "42\n" << "";
+        QTest::newRow("python loop state")
+            << "python" << "n = 0" << "print('looping', flush=True)\nwhile True:\n    n += 1"
+            << "print(n > 0)" << "True\n" << "looping";
         QTest::newRow("bash") << "bash" << "x=41" << "while true; do :; done"
-                              << "echo $((x + 1))" << "42\n";
-        QTest::newRow("bash loop state") << "bash" << "n=0"
-                                         << "while true; do n=$((n + 1)); done"
-                                         << "[ \"$n\" -gt 0 ] && echo counted" << "counted\n";
+                              << "echo $((x + 1))" << "42\n" << "";
+        QTest::newRow("bash loop state")
+            << "bash" << "n=0" << "echo looping; while true; do n=$((n + 1)); done"
+            << "[ \"$n\" -gt 0 ] && echo counted" << "counted\n" << "looping";
         QTest::newRow("perl") << "perl" << "my $x = 41;" << "while (1) { }"
-                              << "print $x + 1, \"\\n\"" << "42\n";
-        QTest::newRow("perl loop state") << "perl" << "my $n = 0;" << "while (1) { $n++ }"
-                                         << "print $n > 0 ? \"counted\\n\" : \"zero\\n\""
-                                         << "counted\n";
+                              << "print $x + 1, \"\\n\"" << "42\n" << "";
+        QTest::newRow("perl loop state")
+            << "perl" << "my $n = 0;" << "$| = 1; print \"looping\\n\"; while (1) { $n++ }"
+            << "print $n > 0 ? \"counted\\n\" : \"zero\\n\"" << "counted\n" << "looping";
         QTest::newRow("java") << "java" << "int x = 41;" << "while (true) { }"
-                              << "System.out.println(x + 1)" << "42\n";
-        QTest::newRow("java loop state") << "java" << "long n = 0;" << "while (true) { n++; }"
-                                         << "System.out.println(n > 0)" << "true\n";
-        QTest::newRow("javascript") << "javascript" << "let x = 41" << "while (true) {}" << "console.log(x + 1)" << "42\n";
-        QTest::newRow("javascript loop state") << "javascript" << "let n = 0" << "while (true) n++" << "console.log(n > 0)" << "true\n";
+                              << "System.out.println(x + 1)" << "42\n" << "";
+        QTest::newRow("java loop state")
+            << "java" << "long n = 0;"
+            << "System.out.println(\"looping\"); while (true) { n++; }"
+            << "System.out.println(n > 0)" << "true\n" << "looping";
+        QTest::newRow("javascript") << "javascript" << "let x = 41" << "while (true) {}"
+                                    << "console.log(x + 1)" << "42\n" << "";
+        QTest::newRow("javascript loop state")
+            << "javascript" << "let n = 0" << "console.log('looping'); while (true) n++"
+            << "console.log(n > 0)" << "true\n" << "looping";
     }
 
     void interruptCpuLoopKeepsState()
@@ -626,7 +640,8 @@ private slots:
         QFETCH(QString, code);
         QFETCH(QString, check);
         QFETCH(QString, expected);
-        interruptKeepsState(language, setup, code, check, expected);
+        QFETCH(QString, ready);
+        interruptKeepsState(language, setup, code, check, expected, ready);
     }
 
     void interruptSleepKeepsState_data()
