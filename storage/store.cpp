@@ -312,19 +312,17 @@ Result<void> Store::insertContext(const ContextRecord &c)
     return {};
 }
 
-Result<void> Store::updateContext(const ContextRecord &c)
+Result<void> Store::renameContext(const QString &id, const QString &name)
 {
-    Statement s(*m_db, "UPDATE contexts SET name = ?2, cwd = ?3, execution_count = ?4, "
-                       "last_used_at = ?5 WHERE id = ?1");
-    s.bind(1, c.id);
-    s.bind(2, c.name);
-    s.bind(3, c.cwd);
-    s.bind(4, c.executionCount);
-    s.bind(5, c.lastUsedAt);
+    // Only the name: usage columns are written by the HistoryWriter's connection, and a full-row
+    // update from here could overwrite a newer count with an older one.
+    Statement s(*m_db, "UPDATE contexts SET name = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, name);
     if (auto r = s.run(); !r)
-        return failed(QStringLiteral("update context %1").arg(c.id), r.error());
+        return failed(QStringLiteral("rename context %1").arg(id), r.error());
     if (m_db->changes() == 0)
-        return notFound(QStringLiteral("context"), c.id);
+        return notFound(QStringLiteral("context"), id);
     return {};
 }
 

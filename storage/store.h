@@ -56,7 +56,7 @@ public:
 
     // Contexts
     Result<void> insertContext(const ContextRecord &context);
-    Result<void> updateContext(const ContextRecord &context);  // name, cwd, counts, last use
+    Result<void> renameContext(const QString &id, const QString &name);  // the name only
     // What a run changes in its context, and nothing else (no read, so no lost update of the
     // other columns either).
     Result<void> updateContextUsage(const QString &id, int executionCount, const QString &cwd,

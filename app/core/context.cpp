@@ -431,6 +431,12 @@ void Context::stop(const QString &reason)
     }
 }
 
+void Context::rename(const QString &name)
+{
+    m_record.name = name;
+    emit changed();
+}
+
 void Context::restart()
 {
     stop(QStringLiteral("the context was restarted"));

@@ -45,6 +45,7 @@ public:
     // Ends everything queued or running with `status`, stops the interpreter.
     void stop(const QString &reason);
     void restart();
+    void rename(const QString &name);  // the stored row is the manager's to change
     void complete(const QString &code, int cursor, ContextManager::Reply reply);
     void variables(ContextManager::Reply reply);
     // The workspace or context env layer changed: recompute before the next run.

@@ -42,6 +42,20 @@ Result<QString> confine(const QString &root, const QString &cwd)
     return canonical;
 }
 
+Result<void> checkContextName(const QString &name)
+{
+    constexpr qsizetype kMaxNameLength = 200;
+    if (name.size() > kMaxNameLength)
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("a context name has at most %1 characters").arg(kMaxNameLength));
+    for (const QChar c : name) {
+        if (c.category() == QChar::Other_Control)
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("a context name cannot contain control characters"));
+    }
+    return {};
+}
+
 } // namespace
 
 QJsonObject ContextInfo::toJson() const
@@ -151,6 +165,8 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
     auto ws = m_workspaces->get(request.workspace);
     if (!ws)
         return ws.error();
+    if (auto r = checkContextName(request.name); !r)
+        return r.error();
     auto plugin = m_plugins->resolve(request.language);
     if (!plugin)
         return plugin.error();
@@ -261,6 +277,20 @@ Result<void> ContextManager::remove(const QString &workspace, const QString &id)
     delete context;
     emit contextRemoved(wsName, id);
     return {};
+}
+
+Result<ContextInfo> ContextManager::rename(const QString &workspace, const QString &id,
+                                           const QString &name)
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    if (auto r = checkContextName(name); !r)
+        return r.error();
+    if (auto r = m_store->renameContext(id, name); !r)
+        return r.error();
+    (*context)->rename(name);
+    return (*context)->info();
 }
 
 Result<ContextInfo> ContextManager::restart(const QString &workspace, const QString &id)

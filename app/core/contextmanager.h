@@ -93,6 +93,8 @@ public:
     Result<QList<ContextInfo>> list(const QString &workspace, const QString &language = {}) const;
     // Kills the worker's whole process group; queued executions end "aborted".
     Result<void> remove(const QString &workspace, const QString &id);
+    // A display name: at most 200 characters, no control characters; empty = unnamed.
+    Result<ContextInfo> rename(const QString &workspace, const QString &id, const QString &name);
     // A fresh interpreter with the same id, cwd and env layer; queued executions end "aborted".
     Result<ContextInfo> restart(const QString &workspace, const QString &id);
     // Interrupts the running execution of the context (if any) and drops its queue.

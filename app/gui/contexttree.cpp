@@ -37,6 +37,11 @@ ContextTree::ContextTree(core::Engine &engine, QWidget *parent)
     connect(&contexts, &core::ContextManager::contextAdded, this, &ContextTree::onAdded);
     connect(&contexts, &core::ContextManager::contextChanged, this, &ContextTree::onChanged);
     connect(&contexts, &core::ContextManager::contextRemoved, this, &ContextTree::onRemoved);
+    // Workspaces created or deleted through the API appear and go without a reload.
+    connect(&engine.workspaces(), &core::WorkspaceManager::workspaceAdded, this,
+            [this](const storage::WorkspaceRecord &ws) { workspaceItem(ws.name, true); });
+    connect(&engine.workspaces(), &core::WorkspaceManager::workspaceRemoved, this,
+            [this](const QString &name) { delete workspaceItem(name, false); });
     connect(this, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *current) {
         if (!current) {
             emit currentContextChanged(QString(), QString());

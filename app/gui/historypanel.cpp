@@ -18,6 +18,9 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <limits>
+
 namespace replhost::gui {
 
 namespace {
@@ -46,6 +49,7 @@ HistoryPanel::HistoryPanel(core::Engine &engine, QWidget *parent)
     , m_output(new OutputView(this))
     , m_rerun(new QPushButton(tr("&Run again"), this))
     , m_copy(new QPushButton(tr("Copy to &editor"), this))
+    , m_older(new QPushButton(tr("Load &older"), this))
     , m_summary(new QLabel(this))
 {
     m_list->setHeaderLabels({tr("#"), tr("Status"), tr("Started"), tr("Time"), tr("Code")});
@@ -65,9 +69,12 @@ HistoryPanel::HistoryPanel(core::Engine &engine, QWidget *parent)
     m_copy->setEnabled(false);
     m_rerun->setToolTip(tr("Run this code again in the context"));
     m_copy->setToolTip(tr("Put this code into the editor"));
+    m_older->setToolTip(tr("List %n more of the older executions", nullptr, kPageSize));
+    m_older->setVisible(false);
 
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_summary, 1);
+    buttons->addWidget(m_older);
     buttons->addWidget(m_copy);
     buttons->addWidget(m_rerun);
 
@@ -92,6 +99,7 @@ HistoryPanel::HistoryPanel(core::Engine &engine, QWidget *parent)
     });
     connect(m_rerun, &QPushButton::clicked, this, [this] { emit rerunRequested(selectedCode()); });
     connect(m_copy, &QPushButton::clicked, this, [this] { emit copyToEditorRequested(selectedCode()); });
+    connect(m_older, &QPushButton::clicked, this, &HistoryPanel::loadOlder);
 }
 
 void HistoryPanel::setOutputFont(const QFont &font)
@@ -107,17 +115,27 @@ void HistoryPanel::setContext(const QString &workspace, const QString &contextId
         return;
     m_workspace = workspace;
     m_contextId = contextId;
+    m_limit = kPageSize;
     refresh();
 }
 
 void HistoryPanel::noteExecution(const core::ExecutionPtr &execution)
 {
-    m_live.insert(execution->id(), execution);
-    m_liveOrder.append(execution->id());
-    while (m_liveOrder.size() > kLiveKept)
-        m_live.remove(m_liveOrder.takeFirst());
+    // Noted once when queued and again when it starts: the second only refreshes its row.
+    if (!m_live.contains(execution->id())) {
+        m_live.insert(execution->id(), execution);
+        m_liveOrder.append(execution->id());
+        while (m_liveOrder.size() > kLiveKept)
+            m_live.remove(m_liveOrder.takeFirst());
+    }
     if (execution->contextId() == m_contextId)
         refresh();
+}
+
+void HistoryPanel::loadOlder()
+{
+    m_limit += kPageSize;
+    refresh();
 }
 
 void HistoryPanel::addRow(const QString &id, qint64 seq, int count, const QString &status,
@@ -133,8 +151,9 @@ void HistoryPanel::addRow(const QString &id, qint64 seq, int count, const QStrin
     item->setText(1, truncated ? tr("%1 (cut)").arg(status) : status);
     item->setIcon(1, LanguageBadge::stateIcon(stateForStatus(status)));
     const QDateTime when = QDateTime::fromMSecsSinceEpoch(startedAt);
-    item->setText(2, when.date() == QDate::currentDate() ? when.toString(QStringLiteral("HH:mm:ss"))
-                                                          : when.toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+    if (startedAt > 0)  // a queued execution has not started
+        item->setText(2, when.date() == QDate::currentDate() ? when.toString(QStringLiteral("HH:mm:ss"))
+                                                              : when.toString(QStringLiteral("yyyy-MM-dd HH:mm")));
     item->setText(3, durationMs < 0 ? QString() : durationMs < 1000
                                                        ? tr("%1 ms").arg(durationMs)
                                                        : tr("%1 s").arg(durationMs / 1000.0, 0, 'f', 1));
@@ -154,6 +173,8 @@ void HistoryPanel::refresh()
     m_list->clear();
     m_rerun->setEnabled(false);
     m_copy->setEnabled(false);
+    m_hasOlder = false;
+    m_older->setVisible(false);
     if (m_contextId.isEmpty()) {
         showSelected();
         m_summary->setText(tr("Select a context to see its history."));
@@ -161,7 +182,13 @@ void HistoryPanel::refresh()
     }
 
     QSet<QString> stored;
-    const auto records = m_engine.store().executions(m_contextId, 0, kPageSize);
+    // One more than is listed, to know whether older ones exist.
+    auto records = m_engine.store().executions(m_contextId, 0, m_limit + 1);
+    if (records && records->size() > m_limit) {
+        records->resize(m_limit);
+        m_hasOlder = true;
+    }
+    m_older->setVisible(m_hasOlder);
     // Executions of this program run that the history writer has not committed yet come first
     // (they are the newest), then what storage has.
     QList<core::ExecutionPtr> pending;
@@ -169,16 +196,24 @@ void HistoryPanel::refresh()
         for (const storage::ExecutionRecord &r : *records)
             stored.insert(r.id);
     }
-    for (const core::ExecutionPtr &e : std::as_const(m_live)) {
+    // Newest first: queued executions (not started) on top, the last queued first.
+    for (auto id = m_liveOrder.crbegin(); id != m_liveOrder.crend(); ++id) {
+        const core::ExecutionPtr &e = m_live.value(*id);
         if (e->contextId() == m_contextId && !stored.contains(e->id()))
             pending.append(e);
     }
-    std::sort(pending.begin(), pending.end(), [](const core::ExecutionPtr &a, const core::ExecutionPtr &b) {
-        return a->startedAt() > b->startedAt();
+    const auto startKey = [](const core::ExecutionPtr &e) {
+        return e->startedAt().isValid() ? e->startedAt().toMSecsSinceEpoch()
+                                        : std::numeric_limits<qint64>::max();
+    };
+    std::stable_sort(pending.begin(), pending.end(),
+                     [&](const core::ExecutionPtr &a, const core::ExecutionPtr &b) {
+        return startKey(a) > startKey(b);
     });
     for (const core::ExecutionPtr &e : std::as_const(pending))
-        addRow(e->id(), 0, e->executionCount(), e->status(), e->startedAt().toMSecsSinceEpoch(),
-               e->durationMs(), e->code(), false);
+        addRow(e->id(), 0, e->executionCount(), e->status(),
+               e->startedAt().isValid() ? e->startedAt().toMSecsSinceEpoch() : 0, e->durationMs(),
+               e->code(), false);
     if (records) {
         for (const storage::ExecutionRecord &r : *records) {
             // A live execution knows its status before storage does.
@@ -187,7 +222,8 @@ void HistoryPanel::refresh()
             const qint64 duration = live != m_live.constEnd() ? (*live)->durationMs() : r.durationMs;
             addRow(r.id, r.seq, r.executionCount, status, r.startedAt, duration, r.code, r.truncated);
         }
-        m_summary->setText(tr("%n execution(s)", nullptr, int(m_list->topLevelItemCount())));
+        m_summary->setText(m_hasOlder ? tr("the newest %n execution(s)", nullptr, int(m_list->topLevelItemCount()))
+                                      : tr("%n execution(s)", nullptr, int(m_list->topLevelItemCount())));
     } else {
         m_summary->setText(tr("History unavailable: %1").arg(records.error().message));
     }
@@ -212,6 +248,12 @@ void HistoryPanel::selectRow(int row)
 {
     if (row >= 0 && row < m_list->topLevelItemCount())
         m_list->setCurrentItem(m_list->topLevelItem(row));
+}
+
+QString HistoryPanel::statusAt(int row) const
+{
+    const QTreeWidgetItem *item = m_list->topLevelItem(row);
+    return item ? item->text(1) : QString();
 }
 
 QString HistoryPanel::selectedCode() const
@@ -248,7 +290,9 @@ void HistoryPanel::showSelected()
         if (!(*live)->isFinished()) {
             // The main view streams it already; render here once it has finished.
             m_shownId.clear();
-            m_output->setPlaceholderText(tr("Running… its output streams in the main view."));
+            m_output->setPlaceholderText((*live)->status() == QLatin1String("queued")
+                                                 ? tr("Queued: it runs when the execution before it ends.")
+                                                 : tr("Running… its output streams in the main view."));
             return;
         }
         m_output->setPlaceholderText(tr("Select an execution to see its outputs."));

@@ -37,8 +37,12 @@ public:
     void refresh();
 
     int rowCount() const;
+    // Older executions than those listed exist in storage; loadOlder() lists another page.
+    bool hasOlder() const { return m_hasOlder; }
+    void loadOlder();
     // Selects the row-th execution, newest first.
     void selectRow(int row);
+    QString statusAt(int row) const;
     QString selectedCode() const;
     QString selectedExecutionId() const;
     OutputView *outputView() const { return m_output; }
@@ -62,7 +66,9 @@ private:
     QTreeWidget *m_list;
     QPlainTextEdit *m_code;
     OutputView *m_output;
-    QPushButton *m_rerun, *m_copy;
+    QPushButton *m_rerun, *m_copy, *m_older;
+    int m_limit = kPageSize;  // how many stored executions are listed
+    bool m_hasOlder = false;
     QLabel *m_summary;
 };
 

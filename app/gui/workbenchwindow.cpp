@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workbenchwindow.h"
 
+#include "actionicons.h"
 #include "codeeditor.h"
 #include "contexttree.h"
 #include "envpanel.h"
@@ -25,6 +26,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
@@ -228,17 +230,20 @@ void WorkbenchWindow::buildActions()
                              {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)},
                              tr("Run the editor's text, or the selection, in the context"),
                              [this] { runEditor(); });
-    run->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    run->setIcon(ActionIcons::run());
     QAction *interrupt = addAction(QStringLiteral("actionInterrupt"), tr("&Interrupt"),
                                    {QKeySequence(Qt::Key_Escape)},
                                    tr("Interrupt the running code; the context keeps its state"),
                                    [this] { interruptCurrent(); });
-    interrupt->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    interrupt->setIcon(ActionIcons::interrupt());
     QAction *restart = addAction(QStringLiteral("actionRestart"), tr("Re&start"),
                                  {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R)},
                                  tr("Start a fresh interpreter for the context (its state is lost)"),
                                  [this] { restartCurrent(); });
     restart->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
+    QAction *rename = addAction(QStringLiteral("actionRename"), tr("Re&name…"),
+                                {QKeySequence(Qt::Key_F2)}, tr("Give the context a name"),
+                                [this] { renameCurrent(); });
     QAction *remove = addAction(QStringLiteral("actionDelete"), tr("&Delete Context"),
                                 {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Delete)},
                                 tr("Stop the context's interpreter and delete it with its history"),
@@ -338,7 +343,7 @@ void WorkbenchWindow::buildActions()
     fileMenu->addActions({preferences});
     fileMenu->addSeparator();
     fileMenu->addAction(quit);
-    contextMenu->addActions({newContext, run, interrupt, restart, remove});
+    contextMenu->addActions({newContext, run, interrupt, restart, rename, remove});
     contextMenu->addSeparator();
     contextMenu->addActions({complete, next, previous, clear});
     viewMenu->addActions({focusContexts, focusEditor, focusOutput, focusHistory, focusEnv, focusFiles, focusServer});
@@ -359,7 +364,7 @@ void WorkbenchWindow::buildActions()
     connect(treeDelete, &QAction::triggered, this, [this] { deleteCurrent(); });
     m_tree->addAction(treeDelete);
     m_tree->setContextMenuPolicy(Qt::ActionsContextMenu);
-    m_tree->addActions({newContext, restart, interrupt, remove});
+    m_tree->addActions({newContext, restart, interrupt, rename, remove});
 }
 
 void WorkbenchWindow::focusDock(QDockWidget *dock, QWidget *widget)
@@ -479,7 +484,8 @@ core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
     }
     core::ExecutionPtr execution = *started;
     // A run that could start at once has been announced by executionStarted already; a queued
-    // one is shown when it starts.
+    // one is listed now, so what was asked for is visible before it starts.
+    onExecutionStarted(execution);
     followForStatus(execution);
     return execution;
 }
@@ -491,6 +497,7 @@ void WorkbenchWindow::runEditor()
 
 void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
 {
+    m_history->noteExecution(execution);  // also when known: its row's status changed
     QList<core::ExecutionPtr> &transcript = m_transcripts[execution->contextId()];
     for (const core::ExecutionPtr &known : std::as_const(transcript)) {
         if (known->id() == execution->id())
@@ -499,7 +506,6 @@ void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
     transcript.append(execution);
     while (transcript.size() > kTranscriptKept)
         transcript.removeFirst();
-    m_history->noteExecution(execution);
     const core::ExecutionPtr keep = execution;
     connect(execution.get(), &core::Execution::finished, this,
             [this, keep] { onExecutionFinished(keep); }, Qt::SingleShotConnection);
@@ -599,6 +605,25 @@ void WorkbenchWindow::restartCurrent()
         statusBar()->showMessage(tr("Cannot restart: %1").arg(r.error().message), 8000);
     else
         statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
+}
+
+void WorkbenchWindow::renameCurrent()
+{
+    if (m_contextId.isEmpty())
+        return;
+    const QString workspace = m_workspace, id = m_contextId;
+    const auto info = m_engine.contexts().get(workspace, id);
+    if (!info)
+        return;
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Rename Context"),
+                                               tr("Name (empty for none):"), QLineEdit::Normal,
+                                               info->name, &ok);
+    if (!ok)
+        return;
+    // The tree follows through contextChanged, as it does for renames through the API.
+    if (auto r = m_engine.contexts().rename(workspace, id, name.trimmed()); !r)
+        statusBar()->showMessage(tr("Cannot rename: %1").arg(r.error().message), 8000);
 }
 
 void WorkbenchWindow::deleteCurrent(bool confirm)

@@ -59,6 +59,8 @@ public:
     void runEditor();
     void interruptCurrent();
     void restartCurrent();
+    // Asks for a new name for the selected context.
+    void renameCurrent();
     void deleteCurrent(bool confirm = true);
     void openFile(const QString &path);
     void showPlugins();

@@ -167,6 +167,7 @@ void NativeApi::registerRoutes(Router &router)
         router.add("POST", prefix + QStringLiteral("/contexts"), bind(&NativeApi::createContext));
         router.add("GET", prefix + QStringLiteral("/contexts/{id}"), bind(&NativeApi::getContext));
         router.add("DELETE", prefix + QStringLiteral("/contexts/{id}"), bind(&NativeApi::deleteContext));
+        router.add("PATCH", prefix + QStringLiteral("/contexts/{id}"), bind(&NativeApi::patchContext));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/restart"), bind(&NativeApi::restartContext));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/interrupt"), bind(&NativeApi::interruptContext));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/executions"), bind(&NativeApi::runInContext));
@@ -353,6 +354,37 @@ void NativeApi::deleteContext(const ExchangePtr &exchange)
         return;
     }
     exchange->sendEmpty(204);
+}
+
+void NativeApi::patchContext(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    // The name is the only field a client may change; anything else is refused rather than
+    // silently ignored, so a client does not believe it changed the cwd or the language.
+    for (const QString &field : json->object().keys()) {
+        if (field != QLatin1String("name")) {
+            exchange->sendError(makeError(QStringLiteral("bad_request"),
+                                          QStringLiteral("\"%1\" cannot be changed; only \"name\" can")
+                                              .arg(field)));
+            return;
+        }
+    }
+    const Result<QString> name = json->requiredString(QStringLiteral("name"));
+    if (!name) {
+        exchange->sendError(name.error());
+        return;
+    }
+    const Result<core::ContextInfo> info = m_engine.contexts().rename(
+            workspaceOf(*exchange), exchange->request().param(QStringLiteral("id")), *name);
+    if (!info) {
+        exchange->sendError(info.error());
+        return;
+    }
+    exchange->sendJson(200, info->toJson());
 }
 
 void NativeApi::restartContext(const ExchangePtr &exchange)

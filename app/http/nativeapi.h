@@ -46,6 +46,7 @@ private:
     void createContext(const ExchangePtr &exchange);
     void getContext(const ExchangePtr &exchange);
     void deleteContext(const ExchangePtr &exchange);
+    void patchContext(const ExchangePtr &exchange);
     void restartContext(const ExchangePtr &exchange);
     void interruptContext(const ExchangePtr &exchange);
     void completeInContext(const ExchangePtr &exchange);

@@ -18,6 +18,10 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QInputDialog>
+#include <QLineEdit>
+#include <QTimer>
+#include <QTreeWidgetItem>
 #include <QListWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -115,6 +119,10 @@ private slots:
     void escapeInterruptsALoopAndKeepsState();
     void errorShowsTraceback();
     void historySurvivesReopeningTheWindow();
+    void historyLoadsOlderExecutionsOnRequest();
+    void queuedRunIsListedBeforeItStarts();
+    void renameFromTheWindowAndFromTheEngine();
+    void workspacesAppearAndGoLive();
     void envEditorRoundTrip();
     void brokenPluginShowsItsError();
     void languagePickerExplainsUnusableRuntimes();
@@ -230,6 +238,123 @@ void tst_Workbench::historySurvivesReopeningTheWindow()
     QTest::keyClick(bench.window->editor(), Qt::Key_Return, Qt::ControlModifier);
     QVERIFY(waitFinished(bench.window->lastExecution()));
     QTRY_COMPARE(history->rowCount(), 2);
+}
+
+void tst_Workbench::historyLoadsOlderExecutionsOnRequest()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const int total = HistoryPanel::kPageSize + 5;
+    core::ExecutionPtr last;
+    for (int i = 0; i < total; ++i) {
+        core::RunRequest request;
+        request.contextId = bench.window->currentContextId();
+        request.code = QStringLiteral("n = %1").arg(i);
+        auto run = bench.engine->contexts().run(request);
+        QVERIFY(run);
+        last = *run;
+    }
+    QVERIFY(waitFinished(last));
+    // The stored history is complete once the history writer has committed its last batch.
+    HistoryPanel *history = bench.window->history();
+    QTRY_VERIFY_WITH_TIMEOUT((history->refresh(), history->hasOlder()), kRunTimeout);
+    QCOMPARE(history->rowCount(), HistoryPanel::kPageSize);
+    history->loadOlder();
+    QVERIFY(!history->hasOlder());
+    QCOMPARE(history->rowCount(), total);
+    history->selectRow(total - 1);
+    QCOMPARE(history->selectedCode(), QStringLiteral("n = 0"));
+}
+
+void tst_Workbench::queuedRunIsListedBeforeItStarts()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const core::ExecutionPtr busy = bench.typeAndRun(QStringLiteral("import time\nwhile True:\n    time.sleep(0.05)"));
+    QVERIFY(busy);
+    QTRY_VERIFY_WITH_TIMEOUT(busy->status() == QLatin1String("running"), kRunTimeout);
+    const core::ExecutionPtr queued = bench.typeAndRun(QStringLiteral("print('after the loop')"));
+    QVERIFY(queued);
+    QCOMPARE(queued->status(), QStringLiteral("queued"));
+
+    HistoryPanel *history = bench.window->history();
+    QCOMPARE(history->rowCount(), 2);
+    QCOMPARE(history->statusAt(0), QStringLiteral("queued"));
+    QCOMPARE(history->statusAt(1), QStringLiteral("running"));
+    history->selectRow(0);
+    QCOMPARE(history->selectedCode(), QStringLiteral("print('after the loop')"));
+    QVERIFY(bench.window->runStatusText().contains(QStringLiteral("Queued")));
+
+    // Interrupting the context stops the loop and drops the queue: both rows say so.
+    QTest::keyClick(bench.window->editor(), Qt::Key_Escape);
+    QVERIFY(waitFinished(busy, 15000));
+    QVERIFY(waitFinished(queued, 15000));
+    QTRY_COMPARE(history->statusAt(0), QStringLiteral("aborted"));
+    QCOMPARE(history->statusAt(1), QStringLiteral("interrupted"));
+}
+
+void tst_Workbench::renameFromTheWindowAndFromTheEngine()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString id = bench.window->currentContextId();
+    QTreeWidgetItem *item = bench.window->contextTree()->contextItem(id);
+    QVERIFY(item);
+    QCOMPARE(item->text(0), QStringLiteral("test"));
+
+    // F2 asks for the name, as a person would type it.
+    bool answered = false;
+    QTimer::singleShot(0, this, [&] {
+        auto *dialog = qobject_cast<QInputDialog *>(QApplication::activeModalWidget());
+        if (!dialog)
+            return;
+        auto *line = dialog->findChild<QLineEdit *>();
+        line->selectAll();
+        QTest::keyClicks(line, QStringLiteral("data cleaning"));
+        answered = true;
+        dialog->accept();
+    });
+    QTest::keyClick(bench.window->editor(), Qt::Key_F2);
+    QVERIFY(answered);
+    QCOMPARE(item->text(0), QStringLiteral("data cleaning"));
+    QCOMPARE(bench.engine->contexts().get({}, id)->name, QStringLiteral("data cleaning"));
+
+    // A rename through the engine (what the HTTP API calls) shows up too.
+    QVERIFY(bench.engine->contexts().rename({}, id, QStringLiteral("renamed by an agent")));
+    QCOMPARE(item->text(0), QStringLiteral("renamed by an agent"));
+    // A refused name changes nothing.
+    QVERIFY(!bench.engine->contexts().rename({}, id, QStringLiteral("bad\nname")));
+    QCOMPARE(item->text(0), QStringLiteral("renamed by an agent"));
+}
+
+void tst_Workbench::workspacesAppearAndGoLive()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    ContextTree *tree = bench.window->contextTree();
+    const auto names = [tree] {
+        QStringList result;
+        for (int i = 0; i < tree->topLevelItemCount(); ++i)
+            result.append(tree->topLevelItem(i)->text(0));
+        return result;
+    };
+    QVERIFY(!names().contains(QStringLiteral("analysis")));
+    QVERIFY(bench.engine->workspaces().create(QStringLiteral("analysis")));
+    QVERIFY(names().contains(QStringLiteral("analysis")));
+
+    core::CreateContextRequest request;
+    request.workspace = QStringLiteral("analysis");
+    request.language = QStringLiteral("python");
+    const auto created = bench.engine->contexts().create(request);
+    QVERIFY(created);
+    QVERIFY(tree->contextItem(created->id));
+
+    QVERIFY(bench.engine->workspaces().remove(QStringLiteral("analysis")));
+    QVERIFY(!names().contains(QStringLiteral("analysis")));
+    QVERIFY(!tree->contextItem(created->id));
 }
 
 void tst_Workbench::envEditorRoundTrip()

@@ -29,6 +29,9 @@ private slots:
 
     void languagesListEveryPlugin();
     void contextLifecycle();
+    void renameContext();
+    void renameRefusesBadInput_data();
+    void renameRefusesBadInput();
     void runPythonStateAcrossRequests();
     void sseEventOrder();
     void runByLanguageUsesDefaultContext();
@@ -136,6 +139,68 @@ void tst_NativeApi::contextLifecycle()
     QCOMPARE(deleted.status, 204);
     QVERIFY(deleted.body.isEmpty());
     QCOMPARE(client().get(QStringLiteral("/v1/contexts/") + id).status, 404);
+}
+
+void tst_NativeApi::renameContext()
+{
+    REQUIRE_LANGUAGE("bash");
+    const QString id = createContext(QStringLiteral("bash"));
+    QVERIFY(!id.isEmpty());
+    const auto renamed = client().patch(QStringLiteral("/v1/contexts/") + id,
+                                        {{QStringLiteral("name"), QStringLiteral("analysis ü")}});
+    QCOMPARE(renamed.status, 200);
+    QCOMPARE(renamed.object().value(QStringLiteral("name")).toString(), QStringLiteral("analysis ü"));
+    QCOMPARE(renamed.object().value(QStringLiteral("id")).toString(), id);
+    const auto got = client().get(QStringLiteral("/v1/workspaces/default/contexts/") + id);
+    QCOMPARE(got.object().value(QStringLiteral("name")).toString(), QStringLiteral("analysis ü"));
+
+    // The interpreter is untouched by a rename.
+    QCOMPARE(runAndWait(id, QStringLiteral("R=1")).value(QStringLiteral("status")).toString(),
+             QStringLiteral("ok"));
+    QCOMPARE(client().patch(QStringLiteral("/v1/contexts/") + id,
+                            {{QStringLiteral("name"), QString()}}).status, 200);
+    QCOMPARE(runAndWait(id, QStringLiteral("echo $R")).value(QStringLiteral("stdout")).toString(),
+             QStringLiteral("1\n"));
+    QCOMPARE(client().del(QStringLiteral("/v1/contexts/") + id).status, 204);
+}
+
+void tst_NativeApi::renameRefusesBadInput_data()
+{
+    QTest::addColumn<QString>("context");  // empty = a real context
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<int>("status");
+
+    QTest::newRow("malformed JSON") << QString() << QByteArray("{\"name\": ") << 400;
+    QTest::newRow("no name") << QString() << QByteArray("{}") << 400;
+    QTest::newRow("name not a string") << QString() << QByteArray("{\"name\": 3}") << 400;
+    QTest::newRow("other field") << QString() << QByteArray("{\"name\": \"a\", \"cwd\": \"/\"}") << 400;
+    QTest::newRow("control character") << QString() << QByteArray("{\"name\": \"a\\nb\"}") << 400;
+    QTest::newRow("too long") << QString() << ("{\"name\": \"" + QByteArray(201, 'x') + "\"}") << 400;
+    QTest::newRow("unknown context") << QStringLiteral("no-such-context") << QByteArray("{\"name\": \"a\"}")
+                                     << 404;
+}
+
+void tst_NativeApi::renameRefusesBadInput()
+{
+    QFETCH(QString, context);
+    QFETCH(QByteArray, body);
+    QFETCH(int, status);
+    REQUIRE_LANGUAGE("bash");
+    QString id = context;
+    if (id.isEmpty()) {
+        id = createContext(QStringLiteral("bash"));
+        QVERIFY(!id.isEmpty());
+    }
+    const auto reply = client().request("PATCH", QStringLiteral("/v1/contexts/") + id, body);
+    QCOMPARE(reply.status, status);
+    QVERIFY2(!reply.object().value(QStringLiteral("message")).toString().isEmpty(),
+             reply.body.constData());
+    if (context.isEmpty()) {
+        // Nothing changed.
+        const auto got = client().get(QStringLiteral("/v1/contexts/") + id);
+        QCOMPARE(got.object().value(QStringLiteral("name")).toString(), QString());
+        QCOMPARE(client().del(QStringLiteral("/v1/contexts/") + id).status, 204);
+    }
 }
 
 void tst_NativeApi::runPythonStateAcrossRequests()

@@ -301,9 +301,7 @@ void TstHistoryWriter::contextUsageIsUpdated()
 void TstHistoryWriter::contextUsageUpdatesInABatchEndAtTheLast()
 {
     addContext(QStringLiteral("c2"));
-    ContextRecord renamed = *m_store->context(QStringLiteral("c1")).value();
-    renamed.name = QStringLiteral("renamed");
-    QVERIFY_OK(m_store->updateContext(renamed));
+    QVERIFY_OK(m_store->renameContext(QStringLiteral("c1"), QStringLiteral("renamed")));
 
     // One batch: only flush() commits it.
     auto writer = HistoryWriter::open(dbPath(), 60'000);

@@ -50,8 +50,8 @@ private slots:
     void contextRoundTrips();
     void contextInUnknownWorkspaceIsNotFound();
     void duplicateContextIdIsConflict();
-    void updateContextChangesOnlyMutableFields();
-    void updatingUnknownContextIsNotFound();
+    void renameContextChangesOnlyTheName();
+    void renamingUnknownContextIsNotFound();
     void updateContextUsageChangesOnlyUsage();
     void contextsAreListedOldestFirst();
     void contextDeleteCascadesToHistoryAndEnv();
@@ -568,34 +568,27 @@ void TstStore::duplicateContextIdIsConflict()
                   "conflict");
 }
 
-void TstStore::updateContextChangesOnlyMutableFields()
+void TstStore::renameContextChangesOnlyTheName()
 {
     QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id, 10)));
-    ContextRecord changed = makeContext(QStringLiteral("c1"), QStringLiteral("other-ws"), 99);
-    changed.language = QStringLiteral("ruby");
-    changed.name = QStringLiteral("renamed");
-    changed.cwd = QStringLiteral("/elsewhere");
-    changed.executionCount = 3;
-    changed.lastUsedAt = 500;
-    QVERIFY_OK(m_store->updateContext(changed));
+    QVERIFY_OK(m_store->updateContextUsage(QStringLiteral("c1"), 3, QStringLiteral("/w/sub"), 500));
+    QVERIFY_OK(m_store->renameContext(QStringLiteral("c1"), QStringLiteral("renamed")));
 
     auto read = m_store->context(QStringLiteral("c1"));
     QVERIFY_OK(read);
     const ContextRecord &r = **read;
     QCOMPARE(r.name, QStringLiteral("renamed"));
-    QCOMPARE(r.cwd, QStringLiteral("/elsewhere"));
+    QCOMPARE(r.cwd, QStringLiteral("/w/sub"));
     QCOMPARE(r.executionCount, 3);
     QCOMPARE(r.lastUsedAt, 500);
-    // Identity and origin stay.
     QCOMPARE(r.workspaceId, m_workspace.id);
     QCOMPARE(r.language, QStringLiteral("python"));
     QCOMPARE(r.createdAt, 10);
 }
 
-void TstStore::updatingUnknownContextIsNotFound()
+void TstStore::renamingUnknownContextIsNotFound()
 {
-    QVERIFY_ERROR(m_store->updateContext(makeContext(QStringLiteral("nope"), m_workspace.id)),
-                  "not_found");
+    QVERIFY_ERROR(m_store->renameContext(QStringLiteral("nope"), QStringLiteral("x")), "not_found");
 }
 
 void TstStore::updateContextUsageChangesOnlyUsage()
