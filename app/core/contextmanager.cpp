@@ -165,11 +165,11 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
     auto ws = m_workspaces->get(request.workspace);
     if (!ws)
         return ws.error();
-    if (auto r = checkContextName(request.name); !r)
-        return r.error();
     auto plugin = m_plugins->resolve(request.language);
     if (!plugin)
         return plugin.error();
+    if (auto r = checkContextName(request.name); !r)
+        return r.error();
     auto cwd = confine(ws->directory, request.cwd);
     if (!cwd)
         return cwd.error();
