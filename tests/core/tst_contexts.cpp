@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <csignal>
 #include <memory>
+#include <optional>
 
 #include <sys/types.h>
 #include <unistd.h>
@@ -74,6 +76,28 @@ QString firstErrorName(const ExecutionPtr &execution)
     const QList<Event> errors = eventsOfType(execution, QStringLiteral("error"));
     return errors.isEmpty() ? QString()
                             : errors.first().fields.value(QLatin1String("ename")).toString();
+}
+
+// What the run wrote on stdout before its first display event.
+QString stdoutBeforeFirstDisplay(const ExecutionPtr &execution)
+{
+    QString before;
+    for (const Event &event : execution->events()) {
+        if (event.type == QLatin1String("display"))
+            break;
+        if (event.type == QLatin1String("stream")
+            && event.fields.value(QLatin1String("name")).toString() == QLatin1String("stdout"))
+            before += event.fields.value(QLatin1String("text")).toString();
+    }
+    return before;
+}
+
+QStringList matchesOf(const QJsonObject &completeReply)
+{
+    QStringList list;
+    for (const QJsonValue &match : completeReply.value(QLatin1String("matches")).toArray())
+        list.append(match.toString());
+    return list;
 }
 
 // The execution as text, for failure messages.
@@ -263,6 +287,31 @@ private:
         QCOMPARE(info(context).pid, pid);
     }
 
+    // The complete_reply for `code` with the cursor at its end; empty when none came.
+    QJsonObject complete(const QString &contextId, const QString &code)
+    {
+        std::optional<Result<QJsonObject>> answer;
+        contexts().complete({}, contextId, code, int(code.size()),
+                            [&](Result<QJsonObject> reply) { answer = std::move(reply); });
+        if (!QTest::qWaitFor([&] { return answer.has_value(); }, kRunTimeout) || !*answer)
+            return {};
+        return answer->value();
+    }
+
+    // The context's variables by name; empty when no answer came.
+    QMap<QString, QJsonObject> variablesByName(const QString &contextId)
+    {
+        std::optional<Result<QJsonObject>> answer;
+        contexts().variables({}, contextId,
+                             [&](Result<QJsonObject> reply) { answer = std::move(reply); });
+        QMap<QString, QJsonObject> byName;
+        if (!QTest::qWaitFor([&] { return answer.has_value(); }, kRunTimeout) || !*answer)
+            return byName;
+        for (const QJsonValue &v : answer->value().value(QLatin1String("variables")).toArray())
+            byName.insert(v.toObject().value(QLatin1String("name")).toString(), v.toObject());
+        return byName;
+    }
+
 private slots:
     void initTestCase()
     {
@@ -277,7 +326,7 @@ private slots:
         QVERIFY(openEngine(config()));
         for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash"),
                                          QStringLiteral("javascript"), QStringLiteral("perl"),
-                                         QStringLiteral("java")}) {
+                                         QStringLiteral("java"), QStringLiteral("go")}) {
             const auto plugin = m_engine->plugins().resolve(language);
             if (!plugin) {
                 QStringList found;
@@ -336,6 +385,14 @@ private slots:
                               << "42 2 3\n";
         QTest::newRow("javascript") << "javascript" << "let x = 41\nfunction inc(v) { return v + 1 }\nclass K { m() { return 2 } }\nconst path = require('path')" << "console.log(inc(x), new K().m(), path.basename('/a/b'))" << "42 2 b\n";
         QTest::newRow("javascript redeclared") << "javascript" << "let x = 1\nconst y = 2\nclass K {}" << "let x = 40; const y = 2\nclass K { m() { return x + y } }\nconsole.log(new K().m())" << "42\n";
+        QTest::newRow("go") << "go"
+                            << "x := 41\nfunc inc(v int) int { return v + 1 }\n"
+                               "type Box struct{ V int }\nimport str \"strings\""
+                            << "fmt.Println(inc(x), Box{2}.V, str.Repeat(\"a\", 3))"
+                            << "42 2 aaa\n";
+        QTest::newRow("go redeclared")
+            << "go" << "x := 1\nvar y = \"s\"\nfunc f() int { return 1 }"
+            << "x := 40\nvar y = 2\nfunc f() int { return x + y }\nfmt.Println(f())" << "42\n";
     }
 
     void stateSurvivesAcrossRuns()
@@ -391,6 +448,21 @@ private slots:
         QTest::newRow("javascript declaration has no value") << "javascript" << "let x = 41" << "let y = x + 1" << "";
         QTest::newRow("javascript object shown like util.inspect") << "javascript" << "let x = 41" << "({ x, list: [x + 1] })" << "{ x: 41, list: [ 42 ] }";
         QTest::newRow("javascript top-level await") << "javascript" << "let x = 41" << "await Promise.resolve(x + 1)" << "42";
+        QTest::newRow("go expression") << "go" << "x := 41" << "x + 1" << "42";
+        QTest::newRow("go statements, then an expression")
+            << "go" << "x := 41" << "y := 1\nx + y" << "42";
+        QTest::newRow("go declarations, then an expression")
+            << "go" << "x := 41" << "var y = 1\nfunc twice(v int) int { return 2 * v }\ntwice(x + y) / 2"
+            << "42";
+        QTest::newRow("go statement only") << "go" << "x := 41" << "y := x + 1" << "";
+        QTest::newRow("go print has no value") << "go" << "x := 41" << "fmt.Print(\"\")" << "";
+        QTest::newRow("go nil error has no value")
+            << "go" << "x := 41" << "os.Setenv(\"RH_UNUSED\", \"1\")" << "";
+        QTest::newRow("go string shown quoted") << "go" << "s := \"hi\"" << "s" << "\"hi\"";
+        QTest::newRow("go every value of a call")
+            << "go" << "x := 41" << "strconv.Atoi(\"42\")" << "(42, <nil>)";
+        QTest::newRow("go struct shown with field names")
+            << "go" << "type P struct{ X, Y int }" << "P{4, 2}" << "{X:4 Y:2}";
     }
 
     void lastExpressionIsTheResult()
@@ -461,6 +533,16 @@ private slots:
             << QStringList{"out from java\n", "out from child\n"}
             << QStringList{"err from java\n", "err from child\n"};
         QTest::newRow("javascript") << "javascript" << "console.log('out from javascript')\nconsole.error('err from javascript')\nrequire('child_process').execSync('echo out from child; echo err from child >&2',\n { stdio: 'inherit' })\nprocess.stdout.write('partial')" << QStringList{"out from javascript\n", "out from child\n"} << QStringList{"err from javascript\n", "err from child\n"};
+        QTest::newRow("go")
+            << "go"
+            << "fmt.Println(\"out from go\")\n"
+               "fmt.Fprintln(os.Stderr, \"err from go\")\n"
+               "child := exec.Command(\"sh\", \"-c\", \"echo out from child; echo err from child >&2\")\n"
+               "child.Stdout, child.Stderr = os.Stdout, os.Stderr\n"
+               "child.Run()\n"
+               "fmt.Print(\"partial\")"
+            << QStringList{"out from go\n", "out from child\n"}
+            << QStringList{"err from go\n", "err from child\n"};
     }
 
     void stdoutAndStderrIncludingChildProcessArriveBeforeDone()
@@ -560,6 +642,21 @@ private slots:
         QTest::newRow("javascript syntax error") << "javascript" << "let x = 41" << "function broken( {" << "SyntaxError" << -1 << "console.log(x + 1)" << "42\n";
         QTest::newRow("javascript statements before the error took effect") << "javascript" << "let x = 41" << "x = 42\nthrow new RangeError('boom')" << "RangeError" << -1 << "console.log(x)" << "42\n";
         QTest::newRow("javascript rejected await") << "javascript" << "let x = 41" << "await Promise.reject(new Error('no'))" << "Error" << -1 << "console.log(x + 1)" << "42\n";
+        QTest::newRow("go panic")
+            << "go" << "x := 41" << "panic(\"boom\")" << "panic" << -1 << "fmt.Println(x + 1)"
+            << "42\n";
+        QTest::newRow("go runtime error")
+            << "go" << "x := 41" << "var m map[string]int\nm[\"a\"] = 1" << "panic" << -1
+            << "fmt.Println(x + 1)" << "42\n";
+        QTest::newRow("go compile error")
+            << "go" << "x := 41" << "y := x + \"s\"" << "CompileError" << -1
+            << "fmt.Println(x + 1)" << "42\n";
+        QTest::newRow("go syntax error")
+            << "go" << "x := 41" << "func broken( {" << "SyntaxError" << -1
+            << "fmt.Println(x + 1)" << "42\n";
+        QTest::newRow("go statements before the error took effect")
+            << "go" << "x := 41" << "x = 42\npanic(\"boom\")" << "panic" << -1 << "fmt.Println(x)"
+            << "42\n";
     }
 
     void errorIsReportedAndStateKept()
@@ -631,6 +728,20 @@ private slots:
         QTest::newRow("javascript loop state")
             << "javascript" << "let n = 0" << "console.log('looping'); while (true) n++"
             << "console.log(n > 0)" << "true\n" << "looping";
+        QTest::newRow("go") << "go" << "x := 41" << "for {\n}" << "fmt.Println(x + 1)" << "42\n"
+                            << "";
+        QTest::newRow("go loop state")
+            << "go" << "n := 0" << "fmt.Println(\"looping\")\nfor {\n    n++\n}"
+            << "fmt.Println(n > 0)" << "true\n" << "looping";
+        QTest::newRow("go loop in a function")
+            << "go" << "n := 0\nfunc spin() {\n    for {\n        n++\n    }\n}"
+            << "fmt.Println(\"looping\")\nspin()" << "fmt.Println(n > 0)" << "true\n" << "looping";
+        // yaegi's cancellation stops every interpreted goroutine, also those of earlier cells.
+        QTest::newRow("go goroutine of an earlier cell")
+            << "go" << "n := 0\ngo func() {\n    for {\n        n++\n    }\n}()"
+            << "fmt.Println(\"looping\")\nfor {\n}"
+            << "a := n\ntime.Sleep(200 * time.Millisecond)\nfmt.Println(a > 0 && a == n)" << "true\n"
+            << "looping";
     }
 
     void interruptCpuLoopKeepsState()
@@ -672,6 +783,21 @@ private slots:
         QTest::newRow("javascript timer") << "javascript" << "let x = 41" << "await new Promise(r => setTimeout(r, 30000))" << "console.log(x + 1)" << "42\n";
         QTest::newRow("javascript pending promise") << "javascript" << "let x = 41" << "await new Promise(() => {})" << "console.log(x + 1)" << "42\n";
         QTest::newRow("javascript child process") << "javascript" << "let x = 41" << "require('child_process').execSync('sleep 30')" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("go") << "go" << "x := 41" << "time.Sleep(30 * time.Second)"
+                            << "fmt.Println(x + 1)" << "42\n";
+        // The rest of an interrupted cell never runs, not even once the sleep is over.
+        QTest::newRow("go rest of the cell")
+            << "go" << "x := 41" << "time.Sleep(30 * time.Second)\nx = 0"
+            << "time.Sleep(500 * time.Millisecond)\nfmt.Println(x + 1)" << "42\n";
+        QTest::newRow("go channel receive") << "go" << "x := 41" << "<-make(chan int)"
+                                            << "fmt.Println(x + 1)" << "42\n";
+        QTest::newRow("go child process")
+            << "go" << "x := 41" << "exec.Command(\"sleep\", \"30\").Run()" << "fmt.Println(x + 1)"
+            << "42\n";
+        QTest::newRow("go loop around a child process")
+            << "go" << "x := 41"
+            << "for i := 0; i < 5; i++ {\n    exec.Command(\"sleep\", \"30\").Run()\n}"
+            << "fmt.Println(x + 1)" << "42\n";
     }
 
     void interruptSleepKeepsState()
@@ -707,6 +833,9 @@ private slots:
             << "java" << "System.setProperty(\"rh.x\", \"41\");" << "System.exit(3);"
             << "System.out.println(System.getProperty(\"rh.x\", \"gone\"))" << "gone\n";
         QTest::newRow("javascript process.exit") << "javascript" << "let x = 41" << "process.exit(3)" << "console.log(typeof x)" << "undefined\n";
+        // A fresh worker has only the context's environment, not what the old one set.
+        QTest::newRow("go os.Exit") << "go" << "os.Setenv(\"RH_X\", \"41\")" << "os.Exit(3)"
+                                    << "fmt.Println(os.Getenv(\"RH_X\") == \"\")" << "true\n";
     }
 
     void workerExitIsReportedAndNextRunGetsFreshWorker()
@@ -931,14 +1060,7 @@ private slots:
         VERIFY_EXEC(!hasEvent(execution, "result"), execution);
 
         // The image sits between the two prints.
-        QString before;
-        for (const Event &event : execution->events()) {
-            if (event.type == QLatin1String("display"))
-                break;
-            if (event.type == QLatin1String("stream"))
-                before += event.fields.value(QLatin1String("text")).toString();
-        }
-        QCOMPARE(before, QStringLiteral("before\n"));
+        QCOMPARE(stdoutBeforeFirstDisplay(execution), QStringLiteral("before\n"));
         QCOMPARE(out(execution), QStringLiteral("before\nafter\n"));
     }
 
@@ -954,46 +1076,401 @@ private slots:
         QVERIFY(defined);
         VERIFY_EXEC(defined->status() == "ok", defined);
 
-        const auto complete = [&](const QString &code) {
-            std::optional<Result<QJsonObject>> answer;
-            contexts().complete({}, context, code, int(code.size()),
-                                [&](Result<QJsonObject> reply) { answer = std::move(reply); });
-            if (!QTest::qWaitFor([&] { return answer.has_value(); }, kRunTimeout) || !*answer)
-                return QJsonObject();
-            return answer->value();
-        };
-        const auto matches = [](const QJsonObject &reply) {
-            QStringList list;
-            for (const QJsonValue &match : reply.value(QLatin1String("matches")).toArray())
-                list.append(match.toString());
-            return list;
-        };
-
-        QJsonObject reply = complete(QStringLiteral("print $cou"));
-        QVERIFY2(matches(reply).contains(QStringLiteral("$counter")),
-                 qPrintable(matches(reply).join(QLatin1Char(' '))));
+        QJsonObject reply = complete(context, QStringLiteral("print $cou"));
+        QVERIFY2(matchesOf(reply).contains(QStringLiteral("$counter")),
+                 qPrintable(matchesOf(reply).join(QLatin1Char(' '))));
         QCOMPARE(reply.value(QLatin1String("cursor_start")).toInt(), 6);
         QCOMPARE(reply.value(QLatin1String("cursor_end")).toInt(), 10);
-        reply = complete(QStringLiteral("compute_t"));
-        QVERIFY2(matches(reply).contains(QStringLiteral("compute_total")),
-                 qPrintable(matches(reply).join(QLatin1Char(' '))));
-        reply = complete(QStringLiteral("$shape->ar"));
-        QVERIFY2(matches(reply).contains(QStringLiteral("area")),
-                 qPrintable(matches(reply).join(QLatin1Char(' '))));
+        reply = complete(context, QStringLiteral("compute_t"));
+        QVERIFY2(matchesOf(reply).contains(QStringLiteral("compute_total")),
+                 qPrintable(matchesOf(reply).join(QLatin1Char(' '))));
+        reply = complete(context, QStringLiteral("$shape->ar"));
+        QVERIFY2(matchesOf(reply).contains(QStringLiteral("area")),
+                 qPrintable(matchesOf(reply).join(QLatin1Char(' '))));
 
-        std::optional<Result<QJsonObject>> vars;
-        contexts().variables({}, context, [&](Result<QJsonObject> r) { vars = std::move(r); });
-        QTRY_VERIFY_WITH_TIMEOUT(vars.has_value(), kRunTimeout);
-        QVERIFY(*vars);
-        QMap<QString, QJsonObject> byName;
-        for (const QJsonValue &v : vars->value().value(QLatin1String("variables")).toArray())
-            byName.insert(v.toObject().value(QLatin1String("name")).toString(), v.toObject());
+        const QMap<QString, QJsonObject> byName = variablesByName(context);
         QVERIFY2(byName.contains(QStringLiteral("$counter")), qPrintable(byName.keys().join(' ')));
         QCOMPARE(byName.value(QStringLiteral("$counter")).value(QLatin1String("repr")).toString(),
                  QStringLiteral("41"));
         QVERIFY2(byName.contains(QStringLiteral("@items")), qPrintable(byName.keys().join(' ')));
         QCOMPARE(byName.value(QStringLiteral("$shape")).value(QLatin1String("type")).toString(),
                  QStringLiteral("Shape"));
+    }
+
+    // yaegi takes source that starts with a declaration as a file and anything else as a
+    // function body; cells mix both freely and run top to bottom.
+    void goCellsMixDeclarationsAndStatements_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("expected");
+
+        QTest::newRow("declarations, then statements")
+            << "var base = 40\nfunc add(v int) int { return base + v }\nfmt.Println(add(2))"
+            << "42\n";
+        QTest::newRow("statements, then a declaration that uses them")
+            << "n := 40\nfunc more() int { return n + 2 }\nfmt.Println(more())" << "42\n";
+        QTest::newRow("functions that call each other")
+            << "func first() int { return second() + 1 }\nfunc second() int { return 41 }\n"
+               "fmt.Println(first())"
+            << "42\n";
+        QTest::newRow("a type, its method and a call")
+            << "type T struct{ A int }\nfunc (t T) Twice() int { return t.A * 2 }\n"
+               "fmt.Println(T{21}.Twice())"
+            << "42\n";
+        QTest::newRow("semicolons on one line")
+            << "a := 40; func b() int { return 2 }; fmt.Println(a + b())" << "42\n";
+        QTest::newRow("a function literal is a statement")
+            << "func() {\n    fmt.Println(42)\n}()" << "42\n";
+        // As `go run` would: main runs once, after the cell's declarations, and not again.
+        QTest::newRow("a whole program")
+            << "package main\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\n"
+               "func main() {\n\tfmt.Println(strings.ToUpper(\"go\"), answer())\n}\n\n"
+               "func answer() int { return 42 }\n"
+            << "GO 42\n";
+    }
+
+    void goCellsMixDeclarationsAndStatements()
+    {
+        QFETCH(QString, code);
+        QFETCH(QString, expected);
+
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution = run(context, code);
+        QVERIFY(execution);
+        VERIFY_EXEC(execution->status() == "ok", execution);
+        QCOMPARE(out(execution), expected);
+        VERIFY_EXEC(!hasEvent(execution, "result"), execution);
+
+        // Nothing of it runs again with the next cell.
+        const ExecutionPtr next = run(context, QStringLiteral("fmt.Println(\"next\")"));
+        QVERIFY(next);
+        QCOMPARE(out(next), QStringLiteral("next\n"));
+    }
+
+    // A panic ends the cell with an error that says where, in which cell, and the worker and
+    // everything defined before stay.
+    void goPanicKeepsWorkerAndSaysWhere()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr defined =
+            run(context, QStringLiteral("x := 41\nfunc divide(a, b int) int {\n    return a / b\n}"));
+        QVERIFY(defined);
+        VERIFY_EXEC(defined->status() == "ok", defined);
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr failed =
+            run(context, QStringLiteral("fmt.Println(\"before\")\ndivide(1, 0)\nx = 0"));
+        QVERIFY(failed);
+        VERIFY_EXEC(failed->status() == "error", failed);
+        QCOMPARE(out(failed), QStringLiteral("before\n"));
+        const QList<Event> errors = eventsOfType(failed, QStringLiteral("error"));
+        VERIFY_EXEC(errors.size() == 1, failed);
+        QCOMPARE(errors.first().fields.value(QLatin1String("ename")).toString(),
+                 QStringLiteral("panic"));
+        QCOMPARE(errors.first().fields.value(QLatin1String("evalue")).toString(),
+                 QStringLiteral("runtime error: integer divide by zero"));
+        QStringList traceback;
+        for (const QJsonValue &line : errors.first().fields.value(QLatin1String("traceback")).toArray())
+            traceback.append(line.toString().trimmed());
+        // Innermost first: the division in the first cell, the call in the second.
+        const QStringList expected{QStringLiteral("panic: runtime error: integer divide by zero"),
+                                   QStringLiteral("at In[1]:3:12"), QStringLiteral("at In[2]:2:1")};
+        QCOMPARE(traceback, expected);
+        VERIFY_EXEC(!doneOf(failed).value(QLatin1String("state_lost")).toBool(), failed);
+
+        const ExecutionPtr after = run(context, QStringLiteral("fmt.Println(x + 1)"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), QStringLiteral("42\n"));
+        QCOMPARE(info(context).pid, pid);
+    }
+
+    // Errors found before running point into the cell as "In[<execution count>]:line:column".
+    // A syntax error anywhere stops the whole cell; a compile error stops it where it is.
+    void goCompileErrorsPointIntoTheCell_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("ename");
+        QTest::addColumn<QString>("evalue");
+        QTest::addColumn<QString>("stdout");
+
+        QTest::newRow("undefined name")
+            << "x := 1\nfmt.Println(\"ran\")\n\nz := x + missing" << "CompileError"
+            << "In[1]:4:10: undefined: missing" << "ran\n";
+        QTest::newRow("wrong type in a declaration")
+            << "fmt.Println(\"ran\")\nvar bad int = \"s\"" << "CompileError"
+            << "In[1]:2:15: cannot convert \"s\" to int" << "ran\n";
+        QTest::newRow("syntax error on a later line")
+            << "fmt.Println(\"never\")\nx := (1 + )" << "SyntaxError"
+            << "In[1]:2:11: expected operand, found ')'" << "";
+        QTest::newRow("cell ends too early")
+            << "fmt.Println(\"never\")\nif true {" << "SyntaxError"
+            << "In[1]:2:10: unexpected end of the cell: expected '}'" << "";
+        QTest::newRow("unknown package")
+            << "import \"no/such/package\"" << "CompileError"
+            << "In[1]:1:8: import \"no/such/package\" error: unable to find source related to: "
+               "\"no/such/package\""
+            << "";
+    }
+
+    void goCompileErrorsPointIntoTheCell()
+    {
+        QFETCH(QString, code);
+        QFETCH(QString, ename);
+        QFETCH(QString, evalue);
+        QFETCH(QString, stdout);
+
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr failed = run(context, code);
+        QVERIFY(failed);
+        VERIFY_EXEC(failed->status() == "error", failed);
+        QCOMPARE(firstErrorName(failed), ename);
+        const Event error = eventsOfType(failed, QStringLiteral("error")).first();
+        QCOMPARE(error.fields.value(QLatin1String("evalue")).toString(), evalue);
+        QCOMPARE(out(failed), stdout);
+        VERIFY_EXEC(!doneOf(failed).value(QLatin1String("state_lost")).toBool(), failed);
+    }
+
+    // Imports persist, and a cell that imports again (run twice) does not fail.
+    void goImportsPersist()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const QString imports = QStringLiteral("import str \"strings\"\nimport \"math/rand\"");
+        const QString use =
+            QStringLiteral("fmt.Println(str.ToUpper(\"ok\"), rand.New(rand.NewSource(1)).Intn(1))");
+        for (int round = 0; round < 2; ++round) {
+            const ExecutionPtr imported = run(context, imports);
+            QVERIFY(imported);
+            VERIFY_EXEC(imported->status() == "ok", imported);
+            const ExecutionPtr used = run(context, use);
+            QVERIFY(used);
+            VERIFY_EXEC(used->status() == "ok", used);
+            QCOMPARE(out(used), QStringLiteral("OK 0\n"));
+        }
+        // Packages of the standard library need no import, as in yaegi's REPL.
+        const ExecutionPtr implicit = run(context, QStringLiteral("strconv.Itoa(42)"));
+        QVERIFY(implicit);
+        const QList<Event> results = eventsOfType(implicit, QStringLiteral("result"));
+        VERIFY_EXEC(results.size() == 1, implicit);
+        QCOMPARE(results.first().fields.value(QLatin1String("data")).toObject()
+                     .value(QLatin1String("text/plain")).toString(),
+                 QStringLiteral("\"42\""));
+    }
+
+    // yaegi keeps the first definition of a type or method and would silently ignore a new
+    // one; the worker refuses the change instead. Running the same definition again is fine,
+    // and functions and variables can change.
+    void goTypesAndMethodsCannotChange()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const QString type = QStringLiteral("type P struct{ A int }\nfunc (p P) Get() int { return p.A }");
+        for (int round = 0; round < 2; ++round) {
+            const ExecutionPtr declared = run(context, type);
+            QVERIFY(declared);
+            VERIFY_EXEC(declared->status() == "ok", declared);
+        }
+        for (const QString &change : {QStringLiteral("type P struct{ A, B int }"),
+                                      QStringLiteral("func (p P) Get() int { return 0 }")}) {
+            const ExecutionPtr refused = run(context, change);
+            QVERIFY(refused);
+            VERIFY_EXEC(refused->status() == "error", refused);
+            QCOMPARE(firstErrorName(refused), QStringLiteral("CompileError"));
+            const QString evalue = eventsOfType(refused, QStringLiteral("error"))
+                                       .first().fields.value(QLatin1String("evalue")).toString();
+            VERIFY_EXEC(evalue.startsWith(QLatin1String("In[")) && evalue.contains(QLatin1String("restart the context")),
+                        refused);
+        }
+        const ExecutionPtr kept = run(context, QStringLiteral("fmt.Println(P{42}.Get())"));
+        QVERIFY(kept);
+        QCOMPARE(out(kept), QStringLiteral("42\n"));
+
+        QVERIFY(run(context, QStringLiteral("func f() int { return 1 }")));
+        const ExecutionPtr changed =
+            run(context, QStringLiteral("func f() int { return 2 }\nfmt.Println(f())"));
+        QVERIFY(changed);
+        VERIFY_EXEC(changed->status() == "ok", changed);
+        QCOMPARE(out(changed), QStringLiteral("2\n"));
+    }
+
+    // Go's display() helper: rich output in order with the cell's prints.
+    void goDisplayHelperShowsRichOutputInOrder()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution = run(
+            context, QStringLiteral("fmt.Println(\"before\")\n"
+                                    "display(\"image/png\", image.NewRGBA(image.Rect(0, 0, 2, 3)))\n"
+                                    "fmt.Println(\"after\")\n"
+                                    "display(\"text/html\", \"<b>hi</b>\")\n"
+                                    "display(\"application/json\", map[string]int{\"a\": 1})"));
+        QVERIFY(execution);
+        VERIFY_EXEC(execution->status() == "ok", execution);
+        const QList<Event> displays = eventsOfType(execution, QStringLiteral("display"));
+        VERIFY_EXEC(displays.size() == 3, execution);
+
+        const QJsonObject image = displays.at(0).fields.value(QLatin1String("data")).toObject();
+        const QByteArray png =
+            QByteArray::fromBase64(image.value(QLatin1String("image/png")).toString().toLatin1());
+        QVERIFY(png.startsWith("\x89PNG\r\n\x1a\n"));
+        const QJsonObject imageMeta = displays.at(0).fields.value(QLatin1String("metadata"))
+                                          .toObject().value(QLatin1String("image/png")).toObject();
+        QCOMPARE(imageMeta.value(QLatin1String("width")).toInt(), 2);
+        QCOMPARE(imageMeta.value(QLatin1String("height")).toInt(), 3);
+        QCOMPARE(displays.at(1).fields.value(QLatin1String("data")).toObject()
+                     .value(QLatin1String("text/html")).toString(),
+                 QStringLiteral("<b>hi</b>"));
+        QCOMPARE(displays.at(2).fields.value(QLatin1String("data")).toObject()
+                     .value(QLatin1String("application/json")).toObject(),
+                 QJsonObject({{QStringLiteral("a"), 1}}));
+
+        // The image sits between the two prints.
+        QCOMPARE(stdoutBeforeFirstDisplay(execution), QStringLiteral("before\n"));
+        QCOMPARE(out(execution), QStringLiteral("before\nafter\n"));
+
+        // Bad input is an error that says what is wrong.
+        const ExecutionPtr bad = run(context, QStringLiteral("display(\"not a type\", 1)"));
+        QVERIFY(bad);
+        VERIFY_EXEC(bad->status() == "error", bad);
+        const QString evalue = eventsOfType(bad, QStringLiteral("error"))
+                                   .first().fields.value(QLatin1String("evalue")).toString();
+        QVERIFY2(evalue.contains(QLatin1String("is not a MIME type")), qPrintable(evalue));
+    }
+
+    void goCompletionAndVariables()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr defined = run(
+            context, QStringLiteral("counter := 41\ntype Shape struct {\n    Name  string\n    Sides int\n}\n"
+                                    "shape := Shape{\"square\", 4}\nfunc computeTotal() int { return 1 }"));
+        QVERIFY(defined);
+        VERIFY_EXEC(defined->status() == "ok", defined);
+
+        QJsonObject reply = complete(context, QStringLiteral("x := fmt.Prin"));
+        QCOMPARE(matchesOf(reply), QStringList({"Print", "Printf", "Println"}));
+        QCOMPARE(reply.value(QLatin1String("cursor_start")).toInt(), 9);
+        QCOMPARE(reply.value(QLatin1String("cursor_end")).toInt(), 13);
+        reply = complete(context, QStringLiteral("cou"));
+        QVERIFY2(matchesOf(reply).contains(QStringLiteral("counter")),
+                 qPrintable(matchesOf(reply).join(QLatin1Char(' '))));
+        reply = complete(context, QStringLiteral("computeT"));
+        QCOMPARE(matchesOf(reply), QStringList{QStringLiteral("computeTotal")});
+        reply = complete(context, QStringLiteral("shape.Si"));
+        QCOMPARE(matchesOf(reply), QStringList{QStringLiteral("Sides")});
+
+        const QMap<QString, QJsonObject> byName = variablesByName(context);
+        QCOMPARE(byName.value(QStringLiteral("counter")).value(QLatin1String("repr")).toString(),
+                 QStringLiteral("41"));
+        QCOMPARE(byName.value(QStringLiteral("counter")).value(QLatin1String("type")).toString(),
+                 QStringLiteral("int"));
+        QCOMPARE(byName.value(QStringLiteral("shape")).value(QLatin1String("repr")).toString(),
+                 QStringLiteral("{Name:square Sides:4}"));
+    }
+
+    // The limit of yaegi's interrupt: a call into compiled code that blocks (here a second Lock
+    // of a mutex) cannot be stopped, so the interrupt ladder ends the worker and says the state
+    // is lost; the next run gets a fresh worker.
+    void goInterruptOfABlockedCompiledCallEndsTheWorker()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, QStringLiteral("os.Setenv(\"RH_X\", \"41\")")));
+        const qint64 pid = info(context).pid;
+
+        const ExecutionPtr blocked = start(
+            context, QStringLiteral("var mu sync.Mutex\nmu.Lock()\nfmt.Println(\"blocking\")\nmu.Lock()"));
+        QVERIFY(blocked);
+        QTRY_VERIFY_WITH_TIMEOUT(out(blocked).contains(QLatin1String("blocking")), kRunTimeout);
+        QVERIFY(contexts().interruptExecution(blocked->id()).ok());
+        // The ladder's default: SIGKILL 10 s after the first SIGINT.
+        QTRY_VERIFY_WITH_TIMEOUT(blocked->isFinished(), 10000 + kPromptly);
+        VERIFY_EXEC(blocked->status() == "interrupted", blocked);
+        VERIFY_EXEC(doneOf(blocked).value(QLatin1String("state_lost")).toBool(), blocked);
+        QCOMPARE(firstErrorName(blocked), QStringLiteral("WorkerKilled"));
+
+        const ExecutionPtr after = run(context, QStringLiteral("fmt.Println(os.Getenv(\"RH_X\") == \"\")"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        VERIFY_EXEC(hasEvent(after, "state_reset"), after);
+        QCOMPARE(out(after), QStringLiteral("true\n"));
+        QVERIFY(info(context).pid != pid);
+    }
+
+    // A Go plugin whose worker was not built (no Go toolchain at build time) still loads, and
+    // says the language is unavailable, why, and what to install.
+    void goPluginWithoutItsWorkerSaysWhatToInstall()
+    {
+        // Nothing may point the plugin at a worker elsewhere, or load the built plugin first.
+        const QByteArray workerSetting = qgetenv("REPLHOST_GO");
+        const QByteArray pluginPath = qgetenv("REPLHOST_PLUGIN_PATH");
+        qunsetenv("REPLHOST_GO");
+        qunsetenv("REPLHOST_PLUGIN_PATH");
+        const auto restoreEnvironment = qScopeGuard([&] {
+            if (!workerSetting.isNull())
+                qputenv("REPLHOST_GO", workerSetting);
+            if (!pluginPath.isNull())
+                qputenv("REPLHOST_PLUGIN_PATH", pluginPath);
+        });
+
+        QTemporaryDir pluginDir;
+        QVERIFY(pluginDir.isValid());
+        const QString plugin =
+            QDir(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)).filePath(QStringLiteral("replhost-go.so"));
+        QVERIFY(QFile::copy(plugin, pluginDir.filePath(QStringLiteral("replhost-go.so"))));
+        QTemporaryDir otherData;
+        QVERIFY(otherData.isValid());
+        EngineConfig lonely;
+        lonely.dataDir = otherData.path();
+        lonely.pluginPaths = {pluginDir.path()};
+        auto engine = Engine::open(lonely);
+        QVERIFY(engine.ok());
+
+        const auto resolved = (*engine)->plugins().resolve(QStringLiteral("go"));
+        QVERIFY(!resolved.ok());
+        QCOMPARE(resolved.error().code, QStringLiteral("unavailable"));
+        const QString reason = resolved.error().message;
+        QVERIFY2(reason.contains(QLatin1String("replhost-go-worker")), qPrintable(reason));
+        QVERIFY2(reason.contains(QDir(pluginDir.path()).canonicalPath()), qPrintable(reason));
+        QVERIFY2(reason.contains(QLatin1String("golang-go")), qPrintable(reason));
+
+        CreateContextRequest request;
+        request.language = QStringLiteral("go");
+        const auto created = (*engine)->contexts().create(request);
+        QVERIFY(!created.ok());
+        QVERIFY2(created.error().message.contains(QLatin1String("golang-go")),
+                 qPrintable(created.error().message));
+    }
+
+    // A worker setting that names something else is refused, saying what was found.
+    void goWorkerSettingMustNameAWorker_data()
+    {
+        QTest::addColumn<QString>("interpreter");
+        QTest::addColumn<QString>("reason");
+
+        QTest::newRow("missing file") << "/nonexistent/replhost-go-worker"
+                                      << "is not an executable file";
+        QTest::newRow("another program") << "/bin/echo" << "is not a replhost Go worker";
+    }
+
+    void goWorkerSettingMustNameAWorker()
+    {
+        QFETCH(QString, interpreter);
+        QFETCH(QString, reason);
+
+        EngineConfig configured = config();
+        configured.languageSettings = QJsonObject{
+            {QStringLiteral("go"), QJsonObject{{QStringLiteral("interpreter"), interpreter}}}};
+        QVERIFY(openEngine(configured));
+        const auto resolved = m_engine->plugins().resolve(QStringLiteral("go"));
+        QVERIFY(!resolved.ok());
+        QCOMPARE(resolved.error().code, QStringLiteral("unavailable"));
+        const QString message = resolved.error().message;
+        QVERIFY2(message.contains(interpreter) && message.contains(reason), qPrintable(message));
     }
 
     void envLayersWorkspaceContextExecution_data()
@@ -1008,6 +1485,9 @@ private slots:
         QTest::newRow("java") << "java" << "int noop = 0;"
                               << "new ProcessBuilder(\"env\").inheritIO().start().waitFor();";
         QTest::newRow("javascript") << "javascript" << "void 0" << "require('child_process').execSync('env', { stdio: 'inherit' })";
+        QTest::newRow("go") << "go" << "noop := 0"
+                            << "printer := exec.Command(\"env\")\nprinter.Stdout = os.Stdout\n"
+                               "printer.Run()";
     }
 
     void envLayersWorkspaceContextExecution()
@@ -1094,6 +1574,8 @@ private slots:
         QTest::newRow("java") << "java" << "cd(\"/tmp\");"
                               << "new ProcessBuilder(\"/bin/pwd\").inheritIO().start().waitFor();";
         QTest::newRow("javascript") << "javascript" << "process.chdir('/tmp')" << "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })";
+        QTest::newRow("go") << "go" << "os.Chdir(\"/tmp\")"
+                            << "pwd := exec.Command(\"/bin/pwd\")\npwd.Stdout = os.Stdout\npwd.Run()";
     }
 
     void cwdPersistsAndIsConfinedToWorkspace()
@@ -1169,6 +1651,11 @@ private slots:
                                  "    System.err.print(\"y\".repeat(1024));\n"
                                  "}";
         QTest::newRow("javascript") << "javascript" << "for (let i = 0; i < 10; i++) {\n  process.stdout.write('x'.repeat(1048576))\n  process.stderr.write('y'.repeat(1024))\n}";
+        QTest::newRow("go") << "go"
+                            << "for i := 0; i < 10; i++ {\n"
+                               "    fmt.Print(strings.Repeat(\"x\", 1048576))\n"
+                               "    fmt.Fprint(os.Stderr, strings.Repeat(\"y\", 1024))\n"
+                               "}";
     }
 
     void tenMegabytesOfOutputDoNotDeadlock()
@@ -1203,6 +1690,8 @@ private slots:
         QTest::newRow("java") << "java" << "System.out.print(\"x\".repeat(1048576));"
                               << "System.out.println(\"after\");";
         QTest::newRow("javascript") << "javascript" << "process.stdout.write('x'.repeat(1048576))" << "console.log('after')";
+        QTest::newRow("go") << "go" << "fmt.Print(strings.Repeat(\"x\", 1048576))"
+                            << "fmt.Println(\"after\")";
     }
 
     void outputBeyondTheCapIsTruncatedAndTheRunStillFinishes()
@@ -1250,6 +1739,7 @@ private slots:
         QTest::newRow("java") << "java" << "JSHELL" << "int x = 41;" << "System.out.println(x + 1)"
                               << "42\n";
         QTest::newRow("javascript") << "javascript" << "Node" << "let x = 41" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("go") << "go" << "GoLang" << "x := 41" << "fmt.Println(x + 1)" << "42\n";
     }
 
     void runByLanguageUsesOldestDefaultContext()
@@ -1316,6 +1806,11 @@ private slots:
                                              "order.add(3);\nSystem.out.println(order);"}
                               << "[1, 2, 3]\n";
         QTest::newRow("javascript") << "javascript" << "const order = []" << QStringList{"await new Promise(r => setTimeout(r, 200))\norder.push(1)", "order.push(2)", "order.push(3)\nconsole.log(order)"} << "[ 1, 2, 3 ]\n";
+        QTest::newRow("go") << "go" << "order := []int{}"
+                            << QStringList{"time.Sleep(200 * time.Millisecond)\norder = append(order, 1)",
+                                           "order = append(order, 2)",
+                                           "order = append(order, 3)\nfmt.Println(order)"}
+                            << "[1 2 3]\n";
     }
 
     void runsInOneContextAreFifo()
@@ -1359,6 +1854,7 @@ private slots:
         QTest::newRow("perl") << "perl" << "sleep 30" << "print \"quick\\n\";";
         QTest::newRow("java") << "java" << "Thread.sleep(30000);" << "System.out.println(\"quick\");";
         QTest::newRow("javascript") << "javascript" << "await new Promise(r => setTimeout(r, 30000))" << "console.log('quick')";
+        QTest::newRow("go") << "go" << "time.Sleep(30 * time.Second)" << "fmt.Println(\"quick\")";
     }
 
     void contextsRunInParallel()
@@ -1427,6 +1923,9 @@ private slots:
         QTest::newRow("java") << "java"
                               << "var child = new ProcessBuilder(\"sleep\", \"1000\").start();\n"
                                  "System.out.println(child.pid());";
+        QTest::newRow("go") << "go"
+                            << "child := exec.Command(\"sleep\", \"1000\")\nchild.Start()\n"
+                               "fmt.Println(child.Process.Pid)";
     }
 
     void deleteKillsProcessGroup()
@@ -1493,6 +1992,10 @@ private slots:
                               << "System.out.println(System.getProperty(\"rh.x\", \"gone\") + \" \"\n"
                                  "    + System.getenv(\"RH_KEPT\"))"
                               << "gone kept\n";
+        QTest::newRow("go") << "go" << "os.Setenv(\"RH_X\", \"41\")" << "time.Sleep(30 * time.Second)"
+                            << "x := os.Getenv(\"RH_X\")\nif x == \"\" {\n    x = \"gone\"\n}\n"
+                               "fmt.Println(x, os.Getenv(\"RH_KEPT\"))"
+                            << "gone kept\n";
     }
 
     void restartGivesFreshInterpreter()
@@ -1548,6 +2051,9 @@ private slots:
                               << "System.setProperty(\"rh.ran\", \"yes\");"
                               << "System.out.println(System.getProperty(\"rh.ran\", \"no\"))"
                               << "no\n";
+        QTest::newRow("go") << "go" << "time.Sleep(30 * time.Second)"
+                            << "os.Setenv(\"RH_RAN\", \"yes\")"
+                            << "fmt.Println(os.Getenv(\"RH_RAN\") == \"yes\")" << "false\n";
     }
 
     void interruptQueuedExecutionAborts()
@@ -1620,6 +2126,8 @@ private slots:
         QTest::newRow("java") << "java" << "int x = 41;" << "Thread.sleep(30000);" << "int y = 1;"
                               << "System.out.println(x + 1)" << "42\n";
         QTest::newRow("javascript") << "javascript" << "let x = 41" << "await new Promise(r => setTimeout(r, 30000))" << "let y = 1" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("go") << "go" << "x := 41" << "time.Sleep(30 * time.Second)" << "y := 1"
+                            << "fmt.Println(x + 1)" << "42\n";
     }
 
     void timeoutInterruptsAndSaysTimeout()
@@ -1678,6 +2186,9 @@ private slots:
         QTest::newRow("java") << "java"
                               << QStringList{"int x = 41;", "System.out.println(x + 1)", "1 / 0"}
                               << "System.out.println(\"back\")";
+        QTest::newRow("go") << "go"
+                            << QStringList{"x := 41", "fmt.Println(x + 1)", "panic(\"boom\")"}
+                            << "fmt.Println(\"back\")";
     }
 
     void historyIsPersisted()
@@ -1776,6 +2287,9 @@ private slots:
                                  "}"
                               << "System.out.println(System.getProperty(\"rh.x\", \"gone\"))"
                               << "gone\n";
+        QTest::newRow("go") << "go" << "os.Setenv(\"RH_X\", \"41\")"
+                            << "syscall.Write(4, []byte(\"zz\\n\"))"
+                            << "fmt.Println(os.Getenv(\"RH_X\") == \"\")" << "true\n";
     }
 
     void malformedWorkerFramesAreReported()
