@@ -14,6 +14,12 @@
 // ipykernel and jupyter_client on Debian); the engine's Python plugin is configured with it and
 // the pipe workers run the executable the plugin resolves from it.
 
+#include "cpuplacement.h"
+#include "figurereporter.h"
+#include "latencysamples.h"
+#include "schedmeter.h"
+#include "warmenginecontext.h"
+
 #include "core/engine.h"
 #include "core/execution.h"
 
@@ -21,10 +27,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
-#include <QEventLoop>
-#include <QJsonObject>
 #include <QTemporaryDir>
-#include <QTimer>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -54,6 +57,7 @@ extern char **environ;
 namespace {
 
 using namespace replhost;
+using namespace replhost::bench;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kHostCpu = 0;
@@ -80,158 +84,6 @@ const char *placementSuffix(Placement placement)
 {
     return placement == Placement::SameCpu ? "same_cpu" : "cross_cpu";
 }
-
-bool pinThread(pid_t tid, int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(tid, sizeof set, &set) == 0;
-}
-
-// Pins every thread of `pid` and of its descendants; returns how many threads were pinned.
-// sched_setaffinity() moves one thread only, and a Jupyter kernel runs several (ZeroMQ I/O,
-// IOPub, heartbeat, control), and ZeroMQ's I/O threads take part in every round trip.
-int pinProcessTree(pid_t pid, int cpu)
-{
-    int pinned = 0;
-    std::error_code ec;
-    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-    for (const auto &task : std::filesystem::directory_iterator(tasks, ec)) {
-        const pid_t tid = pid_t(std::atoi(task.path().filename().c_str()));
-        if (tid > 0 && pinThread(tid, cpu))
-            ++pinned;
-        std::ifstream children(task.path() / "children");
-        for (pid_t child; children >> child;)
-            pinned += pinProcessTree(child, cpu);
-    }
-    return pinned;
-}
-
-// What the scheduler recorded for a set of threads: CPU time, and how many times one of them was
-// switched onto a CPU. The counters built on it say where a round trip's work happens (host,
-// worker, or Jupyter's client helper) and how often each side had to be woken for it.
-struct SchedUse {
-    qint64 cpuNs = 0;
-    qint64 runs = 0;
-
-    SchedUse &operator+=(const SchedUse &other)
-    {
-        cpuNs += other.cpuNs;
-        runs += other.runs;
-        return *this;
-    }
-    SchedUse operator-(const SchedUse &other) const
-    {
-        return {cpuNs - other.cpuNs, runs - other.runs};
-    }
-};
-
-// Every thread of `pid`, and of its descendants when `withChildren`, from schedstat
-// (on-CPU ns, wait ns, times run).
-SchedUse schedUse(pid_t pid, bool withChildren = true)
-{
-    SchedUse total;
-    std::error_code ec;
-    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
-    for (const auto &task : std::filesystem::directory_iterator(tasks, ec)) {
-        std::ifstream schedstat(task.path() / "schedstat");
-        long long onCpu = 0, waiting = 0, runs = 0;
-        if (schedstat >> onCpu >> waiting >> runs)
-            total += SchedUse{onCpu, runs};
-        if (!withChildren)
-            continue;
-        std::ifstream children(task.path() / "children");
-        for (pid_t child; children >> child;)
-            total += schedUse(child);
-    }
-    return total;
-}
-
-// The host's own threads only: its children are the workers.
-SchedUse hostUse()
-{
-    return schedUse(getpid(), false);
-}
-
-// Waits until the host has stopped working in the background (at most `maxMs`): the engine's
-// history writer commits in batches and can trail the executions it records, and that backlog
-// must neither disturb the next case nor escape the CPU counters of the case that caused it.
-void settleHost(int maxMs = 30000)
-{
-    constexpr qint64 kWindowNs = 100'000'000;
-    constexpr qint64 kIdleNs = 2'000'000;  // under 2% of one CPU counts as settled
-    const auto deadline = Clock::now() + std::chrono::milliseconds(maxMs);
-    for (qint64 before = hostUse().cpuNs; Clock::now() < deadline;) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(kWindowNs));
-        const qint64 after = hostUse().cpuNs;
-        if (after - before < kIdleNs)
-            return;
-        before = after;
-    }
-}
-
-// Per iteration, across the timed loop: CPU time and runs of the host and of other process
-// trees, as counters "<name>_cpu_us" and "<name>_runs".
-class SchedMeter {
-public:
-    explicit SchedMeter(std::vector<std::pair<std::string, pid_t>> others)
-        : m_others(std::move(others))
-    {
-        settleHost();
-        for (const auto &[name, pid] : m_others)
-            m_start.push_back(schedUse(pid));
-        m_host = hostUse();
-    }
-
-    // Call after the timed loop; includes the host's trailing background work (settleHost()).
-    void report(benchmark::State &state)
-    {
-        settleHost();
-        const double n = double(std::max<benchmark::IterationCount>(1, state.iterations()));
-        auto put = [&](const std::string &name, const SchedUse &used) {
-            state.counters[name + "_cpu_us"] = double(used.cpuNs) / n / 1000.0;
-            state.counters[name + "_runs"] = double(used.runs) / n;
-        };
-        put("host", hostUse() - m_host);
-        for (size_t i = 0; i < m_others.size(); ++i)
-            put(m_others[i].first, schedUse(m_others[i].second) - m_start[i]);
-    }
-
-private:
-    std::vector<std::pair<std::string, pid_t>> m_others;
-    std::vector<SchedUse> m_start;
-    SchedUse m_host;
-};
-
-// Per-iteration latencies, for percentiles: the VM is noisy, so the median says more than the
-// mean Google Benchmark reports, and the tail says whether a figure is trustworthy.
-class Samples {
-public:
-    explicit Samples(benchmark::IterationCount n) { m_ns.reserve(size_t(n)); }
-    void add(Clock::duration d) { m_ns.push_back(double(std::chrono::nanoseconds(d).count())); }
-    void add(double ns) { m_ns.push_back(ns); }
-
-    // Nearest-rank percentile in µs; sorts in place.
-    double percentileUs(double p)
-    {
-        if (m_ns.empty())
-            return 0;
-        std::sort(m_ns.begin(), m_ns.end());
-        const size_t rank = std::min(m_ns.size() - 1, size_t(p / 100.0 * double(m_ns.size())));
-        return m_ns[rank] / 1000.0;
-    }
-
-    void report(benchmark::State &state)
-    {
-        state.counters["p50_us"] = percentileUs(50);
-        state.counters["p90_us"] = percentileUs(90);
-        state.counters["p99_us"] = percentileUs(99);
-    }
-
-private:
-    std::vector<double> m_ns;
-};
 
 // A child process with a pipe to its stdin and one from its stdout, exchanging lines. It runs
 // in the host's CPU set (inherited) until it is pinned elsewhere.
@@ -369,13 +221,8 @@ main(sys.argv[1])
 struct Fixtures {
     QString requestedPython;
     QTemporaryDir dataDir;
-    std::unique_ptr<core::Engine> engine;
-    std::string engineError;
+    WarmEngineContext engine;  // its context is created on first use
     std::string python;  // what the plugin resolved; the pipe workers run it
-
-    // The engine case's warm context, created on first use.
-    QString contextId;
-    pid_t contextPid = 0;
 
     std::map<std::string, std::unique_ptr<LineChild>> pipeWorkers;  // by mode
     std::unique_ptr<LineChild> jupyter;
@@ -384,59 +231,6 @@ struct Fixtures {
 };
 
 Fixtures *g_fixtures = nullptr;
-
-bool waitFinished(const core::ExecutionPtr &execution, QEventLoop &loop, int timeoutMs)
-{
-    if (execution->isFinished())
-        return true;
-    QTimer timer;
-    timer.setSingleShot(true);
-    QObject::connect(&timer, &QTimer::timeout, &loop, &QEventLoop::quit);
-    QObject::connect(execution.get(), &core::Execution::finished, &loop, &QEventLoop::quit);
-    timer.start(timeoutMs);
-    loop.exec();
-    return execution->isFinished();
-}
-
-// One engine round trip, with a status check, for warm-ups and set-up.
-std::optional<std::string> runOnce(const core::RunRequest &request, QEventLoop &loop,
-                                   int timeoutMs = 60000)
-{
-    auto run = g_fixtures->engine->contexts().run(request);
-    if (!run)
-        return run.error().message.toStdString();
-    const core::ExecutionPtr execution = *run;
-    if (!waitFinished(execution, loop, timeoutMs))
-        return std::string("no Done event within ") + std::to_string(timeoutMs) + " ms";
-    if (execution->status() != QLatin1String("ok"))
-        return "execution ended with status " + execution->status().toStdString();
-    return std::nullopt;
-}
-
-std::optional<std::string> ensureContext(QEventLoop &loop)
-{
-    Fixtures &f = *g_fixtures;
-    if (!f.engine)
-        return f.engineError;
-    if (!f.contextId.isEmpty())
-        return std::nullopt;
-    core::CreateContextRequest create;
-    create.language = QStringLiteral("python");
-    auto created = f.engine->contexts().create(create);
-    if (!created)
-        return created.error().message.toStdString();
-    f.contextId = created->id;
-    core::RunRequest request;
-    request.contextId = f.contextId;
-    request.code = QStringLiteral("x = 0");
-    if (auto error = runOnce(request, loop))  // the first run also waits for the worker's start
-        return error;
-    auto info = f.engine->contexts().get(core::WorkspaceManager::defaultName(), f.contextId);
-    if (!info || info->pid <= 0)
-        return std::string("the context reports no worker pid");
-    f.contextPid = pid_t(info->pid);
-    return std::nullopt;
-}
 
 void pinWorker(benchmark::State &state, pid_t pid, Placement placement)
 {
@@ -447,53 +241,15 @@ void pinWorker(benchmark::State &state, pid_t pid, Placement placement)
 
 void BM_Engine(benchmark::State &state, Placement placement)
 {
-    Fixtures &f = *g_fixtures;
-    QEventLoop loop;
-    if (auto error = ensureContext(loop)) {
+    WarmEngineContext &engine = g_fixtures->engine;
+    if (auto error = engine.ensureStarted()) {
         state.SkipWithError(error->c_str());
         return;
     }
-    pinWorker(state, f.contextPid, placement);
+    pinWorker(state, engine.workerPid(), placement);
     if (state.error_occurred())
         return;
-
-    core::RunRequest request;
-    request.contextId = f.contextId;
-    request.code = kCode;
-    for (int i = 0; i < kFastWarmups; ++i) {
-        if (auto error = runOnce(request, loop)) {
-            state.SkipWithError(error->c_str());
-            return;
-        }
-    }
-
-    core::ContextManager &contexts = f.engine->contexts();
-    Samples samples(state.max_iterations);
-    int failed = 0;
-    SchedMeter sched({{"worker", f.contextPid}});
-    for (auto _ : state) {
-        const auto start = Clock::now();
-        auto run = contexts.run(request);
-        if (!run) {
-            state.SkipWithError(run.error().message.toStdString().c_str());
-            break;
-        }
-        const core::ExecutionPtr &execution = *run;
-        // No timeout timer here: arming one would be part of what is measured. The warm-up above
-        // has shown the context answers.
-        if (!execution->isFinished()) {
-            QObject::connect(execution.get(), &core::Execution::finished, &loop,
-                             &QEventLoop::quit);
-            loop.exec();
-        }
-        samples.add(Clock::now() - start);
-        if (execution->status() != QLatin1String("ok"))
-            ++failed;
-    }
-    sched.report(state);
-    if (failed)
-        state.SkipWithError((std::to_string(failed) + " executions did not end \"ok\"").c_str());
-    samples.report(state);
+    engine.measure(state, kCode, kFastWarmups);
 }
 
 std::optional<std::string> ensurePipeWorker(const std::string &mode)
@@ -533,7 +289,7 @@ void BM_Pipe(benchmark::State &state, const std::string &mode, Placement placeme
         }
     }
 
-    Samples samples(state.max_iterations);
+    LatencySamples samples(state.max_iterations);
     bool ok = true;
     SchedMeter sched({{"worker", worker.pid()}});
     for (auto _ : state) {
@@ -600,9 +356,9 @@ void BM_Jupyter(benchmark::State &state, Placement placement)
         }
     }
 
-    Samples samples(state.max_iterations);
-    Samples client(state.max_iterations);
-    Samples hop(state.max_iterations);  // what the pipe to the helper adds, per iteration
+    LatencySamples samples(state.max_iterations);
+    LatencySamples client(state.max_iterations);
+    LatencySamples hop(state.max_iterations);  // what the pipe to the helper adds, per iteration
     bool ok = true;
     // The helper's tree includes the kernel; the client's own share is the difference.
     SchedMeter sched({{"worker", f.kernelPid}, {"helper", helper.pid()}});
@@ -627,46 +383,8 @@ void BM_Jupyter(benchmark::State &state, Placement placement)
     state.counters["hop_p50_us"] = hop.percentileUs(50);
 }
 
-// The console table as usual, plus what the summary needs from it: the median and mean per
-// iteration of every case (from the "median" aggregate when --benchmark_repetitions is used).
-class SummaryReporter : public benchmark::ConsoleReporter {
-public:
-    struct Figure {
-        double p50Us = 0;
-        double meanUs = 0;
-        bool fromAggregate = false;
-    };
-
-    using ConsoleReporter::ConsoleReporter;
-
-    void ReportRuns(const std::vector<Run> &runs) override
-    {
-        ConsoleReporter::ReportRuns(runs);
-        for (const Run &run : runs) {
-            if (run.error_occurred)
-                continue;
-            const bool aggregate = run.run_type == Run::RT_Aggregate;
-            if (aggregate && run.aggregate_name != "median")
-                continue;
-            Figure &figure = m_figures[run.run_name.function_name];
-            if (!aggregate && figure.fromAggregate)
-                continue;
-            const auto p50 = run.counters.find("p50_us");
-            figure.p50Us = p50 != run.counters.end() ? double(p50->second) : 0;
-            figure.meanUs = run.GetAdjustedRealTime();
-            figure.fromAggregate = aggregate;
-        }
-    }
-
-    const Figure *figure(const std::string &name) const
-    {
-        const auto it = m_figures.find(name);
-        return it == m_figures.end() ? nullptr : &it->second;
-    }
-
-private:
-    std::map<std::string, Figure> m_figures;
-};
+// The console table, and the figures the summary is built from.
+using SummaryReporter = FigureReporter;
 
 std::string caseName(const char *what, Placement placement)
 {
@@ -684,14 +402,7 @@ void printSummary(const SummaryReporter &reporter)
         const auto *worker = reporter.figure(caseName("pipe_worker", placement));
         const auto *echo = reporter.figure(caseName("pipe_echo", placement));
         const auto *jupyter = reporter.figure(caseName("jupyter", placement));
-        auto cell = [](const SummaryReporter::Figure *f) {
-            char text[64];
-            if (!f)
-                std::snprintf(text, sizeof text, "-");
-            else
-                std::snprintf(text, sizeof text, "%.1f (%.1f)", f->p50Us, f->meanUs);
-            return std::string(text);
-        };
+        const auto cell = &SummaryReporter::medianAndMean;
         auto ratio = [](const SummaryReporter::Figure *a, const SummaryReporter::Figure *b,
                         double *median) {
             char text[64];
@@ -750,22 +461,12 @@ int main(int argc, char **argv)
         qEnvironmentVariable("REPLHOST_BENCH_PYTHON", QStringLiteral("/usr/bin/python3"));
     fixtures.python = fixtures.requestedPython.toStdString();
 
-    core::EngineConfig config;
-    config.dataDir = fixtures.dataDir.path();
     // The build tree's plugins first, ahead of anything installed in the user's directory.
-    config.pluginPaths = {QDir(QCoreApplication::applicationDirPath())
-                              .absoluteFilePath(QStringLiteral("../lib/replhost/plugins"))};
-    config.languageSettings = QJsonObject{
-        {QStringLiteral("python"),
-         QJsonObject{{QStringLiteral("interpreter"), fixtures.requestedPython}}}};
-    if (auto opened = core::Engine::open(config)) {
-        fixtures.engine = std::move(*opened);
-        if (auto plugin = fixtures.engine->plugins().resolve(QStringLiteral("python")))
+    const QString pluginDir = QDir(QCoreApplication::applicationDirPath())
+                                      .absoluteFilePath(QStringLiteral("../lib/replhost/plugins"));
+    if (!fixtures.engine.open(fixtures.dataDir.path(), pluginDir, fixtures.requestedPython)) {
+        if (auto plugin = fixtures.engine.engine()->plugins().resolve(QStringLiteral("python")))
             fixtures.python = (*plugin)->runtime.executable.toStdString();
-        else
-            fixtures.engineError = plugin.error().message.toStdString();
-    } else {
-        fixtures.engineError = opened.error().message.toStdString();
     }
     benchmark::AddCustomContext("python", fixtures.python);
     benchmark::AddCustomContext("placement", "host pinned to CPU0; worker on CPU0 (same_cpu) "
@@ -791,17 +492,13 @@ int main(int argc, char **argv)
                   kJupyterIterations);
     }
 
-    SummaryReporter reporter(isatty(STDOUT_FILENO) ? SummaryReporter::OO_ColorTabular
-                                                   : SummaryReporter::OO_Tabular);
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    printSummary(reporter);
-    benchmark::Shutdown();
+    SummaryReporter::runAndSummarise(printSummary);
 
     // Workers and helpers first, then the engine (which stops its context's worker), all before
     // the application object goes.
     fixtures.pipeWorkers.clear();
     fixtures.jupyter.reset();
-    fixtures.engine.reset();
+    fixtures.engine.close();
     g_fixtures = nullptr;
     return 0;
 }

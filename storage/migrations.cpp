@@ -90,6 +90,17 @@ CREATE TRIGGER contexts_delete_env AFTER DELETE ON contexts BEGIN
     DELETE FROM env_vars WHERE scope = 'context' AND scope_id = OLD.id;
 END;
 )sql"},
+    // Durable contexts: the restore policy and the replay base (see ContextRecord). Schema 1
+    // recorded neither restarts nor the cwd a context started in, so its histories are not
+    // replayed: the base of every existing context is where it stands now. Compatible only with
+    // 2: a schema 1 replhost would restart contexts without moving their base.
+    {2, 2, R"sql(
+ALTER TABLE contexts ADD COLUMN restore_policy TEXT NOT NULL DEFAULT 'replay'
+    CHECK (restore_policy IN ('replay', 'fresh'));
+ALTER TABLE contexts ADD COLUMN replay_base_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE contexts ADD COLUMN replay_base_cwd TEXT NOT NULL DEFAULT '';
+UPDATE contexts SET replay_base_count = execution_count, replay_base_cwd = cwd;
+)sql"},
 };
 
 constexpr bool numberedFromOneWithoutGaps()

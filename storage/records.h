@@ -25,6 +25,10 @@ struct EnvVarRecord {
     bool isUnset = false;
 };
 
+// What a context's next interpreter starts from when the last one is gone (host restart,
+// eviction): its history replayed, or nothing.
+enum class RestorePolicy { Replay, Fresh };
+
 struct ContextRecord {
     QString id;          // UUID without braces
     QString workspaceId;
@@ -34,6 +38,13 @@ struct ContextRecord {
     int executionCount = 0;
     qint64 createdAt = 0;
     qint64 lastUsedAt = 0;
+    RestorePolicy restorePolicy = RestorePolicy::Replay;
+    // The replay base. The context's state is what a fresh interpreter started in
+    // replayBaseCwd has after every execution with status "ok" and an execution count above
+    // replayBaseCount, run in order. A deliberate restart, or an interpreter lost during a run,
+    // moves the base to the count and cwd of that moment: nothing before it is replayed again.
+    int replayBaseCount = 0;
+    QString replayBaseCwd;  // absolute; empty: start in cwd
 };
 
 struct ExecutionRecord {

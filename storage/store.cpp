@@ -78,13 +78,24 @@ WorkspaceRecord readWorkspace(const Statement &s)
                            s.columnInt64(3)};
 }
 
-// Column order: id, workspace_id, language, name, cwd, execution_count, created_at,
-// last_used_at.
+QString policyName(RestorePolicy policy)
+{
+    return policy == RestorePolicy::Fresh ? QStringLiteral("fresh") : QStringLiteral("replay");
+}
+
+// The columns readContext() expects, in its order.
+#define CONTEXT_COLUMNS                                                                          \
+    "id, workspace_id, language, name, cwd, execution_count, created_at, last_used_at, "        \
+    "restore_policy, replay_base_count, replay_base_cwd"
+
 ContextRecord readContext(const Statement &s)
 {
     return ContextRecord{s.columnString(0), s.columnString(1), s.columnString(2),
                          s.columnString(3), s.columnString(4), s.columnInt(5),
-                         s.columnInt64(6),  s.columnInt64(7)};
+                         s.columnInt64(6),  s.columnInt64(7),
+                         s.columnString(8) == QLatin1String("fresh") ? RestorePolicy::Fresh
+                                                                     : RestorePolicy::Replay,
+                         s.columnInt(9),    s.columnString(10)};
 }
 
 // Column order: id, context_id, seq, code, status, execution_count, started_at, duration_ms,
@@ -289,9 +300,8 @@ Result<QList<EnvVarRecord>> Store::env(EnvScope scope, const QString &scopeId)
 
 Result<void> Store::insertContext(const ContextRecord &c)
 {
-    Statement s(*m_db, "INSERT INTO contexts (id, workspace_id, language, name, cwd, "
-                       "execution_count, created_at, last_used_at) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    Statement s(*m_db, "INSERT INTO contexts (" CONTEXT_COLUMNS ") "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     s.bind(1, c.id);
     s.bind(2, c.workspaceId);
     s.bind(3, c.language);
@@ -300,6 +310,9 @@ Result<void> Store::insertContext(const ContextRecord &c)
     s.bind(6, c.executionCount);
     s.bind(7, c.createdAt);
     s.bind(8, c.lastUsedAt);
+    s.bind(9, policyName(c.restorePolicy));
+    s.bind(10, c.replayBaseCount);
+    s.bind(11, c.replayBaseCwd);
     if (auto r = s.run(); !r) {
         if (r.error().code == kNotFound)
             return notFound(QStringLiteral("workspace"), c.workspaceId);
@@ -326,6 +339,20 @@ Result<void> Store::renameContext(const QString &id, const QString &name)
     return {};
 }
 
+Result<void> Store::setReplayBase(const QString &id, int executionCount, const QString &cwd)
+{
+    Statement s(*m_db, "UPDATE contexts SET replay_base_count = ?2, replay_base_cwd = ?3 "
+                       "WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, executionCount);
+    s.bind(3, cwd);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("move the replay base of context %1").arg(id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("context"), id);
+    return {};
+}
+
 Result<void> Store::updateContextUsage(const QString &id, int executionCount, const QString &cwd,
                                       qint64 lastUsedAt)
 {
@@ -346,16 +373,14 @@ Result<void> Store::updateContextUsage(const QString &id, int executionCount, co
 
 Result<std::optional<ContextRecord>> Store::context(const QString &id)
 {
-    Statement s(*m_db, "SELECT id, workspace_id, language, name, cwd, execution_count, "
-                       "created_at, last_used_at FROM contexts WHERE id = ?1");
+    Statement s(*m_db, "SELECT " CONTEXT_COLUMNS " FROM contexts WHERE id = ?1");
     s.bind(1, id);
     return first<ContextRecord>(s, readContext);
 }
 
 Result<QList<ContextRecord>> Store::contexts(const QString &workspaceId)
 {
-    Statement s(*m_db, "SELECT id, workspace_id, language, name, cwd, execution_count, "
-                       "created_at, last_used_at FROM contexts WHERE workspace_id = ?1 "
+    Statement s(*m_db, "SELECT " CONTEXT_COLUMNS " FROM contexts WHERE workspace_id = ?1 "
                        "ORDER BY created_at, rowid");
     s.bind(1, workspaceId);
     return collect<ContextRecord>(s, readContext);
@@ -550,6 +575,18 @@ Result<QList<ExecutionRecord>> Store::executions(const QString &contextId, qint6
     s.bind(1, contextId);
     s.bind(2, beforeSeq > 0 ? beforeSeq : std::numeric_limits<qint64>::max());
     s.bind(3, limit);
+    return collect<ExecutionRecord>(s, readExecution);
+}
+
+Result<QList<ExecutionRecord>> Store::replayableExecutions(const QString &contextId,
+                                                            int afterExecutionCount)
+{
+    Statement s(*m_db, "SELECT id, context_id, seq, code, status, execution_count, started_at, "
+                       "duration_ms, output_bytes, truncated FROM executions "
+                       "WHERE context_id = ?1 AND status = 'ok' AND execution_count > ?2 "
+                       "ORDER BY seq");
+    s.bind(1, contextId);
+    s.bind(2, afterExecutionCount);
     return collect<ExecutionRecord>(s, readExecution);
 }
 

@@ -57,6 +57,8 @@ public:
     // Contexts
     Result<void> insertContext(const ContextRecord &context);
     Result<void> renameContext(const QString &id, const QString &name);  // the name only
+    // Moves the context's replay base (see ContextRecord) and changes nothing else.
+    Result<void> setReplayBase(const QString &id, int executionCount, const QString &cwd);
     // What a run changes in its context, and nothing else (no read, so no lost update of the
     // other columns either).
     Result<void> updateContextUsage(const QString &id, int executionCount, const QString &cwd,
@@ -81,6 +83,10 @@ public:
     // Newest first; `beforeSeq` <= 0 means from the newest.
     Result<QList<ExecutionRecord>> executions(const QString &contextId, qint64 beforeSeq,
                                               int limit);
+    // What a restore replays: the context's executions with status "ok" and an execution count
+    // above `afterExecutionCount`, oldest first.
+    Result<QList<ExecutionRecord>> replayableExecutions(const QString &contextId,
+                                                        int afterExecutionCount);
     Result<QList<ExecutionEventRecord>> events(const QString &executionId);  // in order
     // Marks executions left "running" by a process that ended without finishing them.
     Result<int> abandonRunningExecutions(const QString &status);

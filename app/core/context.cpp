@@ -2,12 +2,15 @@
 #include "context.h"
 
 #include "pluginregistry.h"
+#include "residencylimiter.h"
 #include "storage/historywriter.h"
 #include "storage/store.h"
 
 #include <QDateTime>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QJsonDocument>
+#include <QLoggingCategory>
 
 namespace replhost::core {
 
@@ -15,6 +18,8 @@ using sdk::Event;
 using sdk::Session;
 
 namespace {
+
+Q_LOGGING_CATEGORY(lcContext, "replhost.context")
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
@@ -42,8 +47,10 @@ Context::Context(ContextManager *manager, storage::ContextRecord record, QString
     , m_record(std::move(record))
     , m_workspaceName(std::move(workspaceName))
     , m_state(dormant ? QStringLiteral("dormant") : QStringLiteral("starting"))
-    , m_hadState(dormant && m_record.executionCount > 0)
 {
+    touch();
+    if (dormant)
+        expectRestore();
     m_timeout.setSingleShot(true);
     connect(&m_timeout, &QTimer::timeout, this, [this] {
         if (!m_running.execution || !m_session)
@@ -75,6 +82,10 @@ ContextInfo Context::info() const
     info.createdAt = m_record.createdAt;
     info.lastUsedAt = m_record.lastUsedAt;
     info.languageVersion = m_languageVersion;
+    info.restore = m_record.restorePolicy == storage::RestorePolicy::Fresh
+                       ? QStringLiteral("fresh")
+                       : QStringLiteral("replay");
+    info.resident = bool(m_session);
     return info;
 }
 
@@ -117,7 +128,10 @@ Result<void> Context::ensureSession()
 
     sdk::SessionOptions options;
     options.contextId = m_record.id;
-    options.workingDirectory = m_record.cwd;
+    // A replay starts where the state it rebuilds started.
+    options.workingDirectory = m_restorePending && !m_record.replayBaseCwd.isEmpty()
+                                   ? m_record.replayBaseCwd
+                                   : m_record.cwd;
     if (!QDir(options.workingDirectory).exists()) {
         // The directory went away while the context slept: fall back to the workspace root.
         if (auto ws = m_manager->m_store->workspaceById(m_record.workspaceId); ws && ws->has_value())
@@ -131,21 +145,195 @@ Result<void> Context::ensureSession()
     m_session = entry->handler->createSession(entry->runtime, options);
     m_sessionReady = false;
     Session *session = m_session.get();
-    connect(session, &Session::ready, this, [this] {
-        m_sessionReady = true;
-        m_languageVersion = m_session->info().languageVersion;
-        setState(QStringLiteral("idle"));
-        answerWhenReady();
-        pump();
-    });
+    connect(session, &Session::ready, this, &Context::onSessionReady);
     connect(session, &Session::failed, this, &Context::onSessionFailed);
     connect(session, &Session::event, this, &Context::onSessionEvent);
     connect(session, &Session::terminated, this, &Context::onSessionTerminated);
     setState(QStringLiteral("starting"));
     emit m_manager->workerStarted(m_record.language, m_hadWorker);
     m_hadWorker = true;
+    if (m_restorePending)
+        m_restoreClock.start();
     session->start();
+    m_manager->m_residency->admit(this);
     return {};
+}
+
+void Context::onSessionReady()
+{
+    m_sessionReady = true;
+    m_languageVersion = m_session->info().languageVersion;
+    if (m_restorePending) {
+        beginRestore();
+        return;
+    }
+    setState(QStringLiteral("idle"));
+    answerWhenReady();
+    pump();
+    m_manager->m_residency->settle();  // a starting worker could not be evicted until now
+}
+
+qint64 Context::monotonicNow()
+{
+    return QDeadlineTimer::current().deadline();
+}
+
+void Context::touch()
+{
+    static quint64 activityCounter = 0;  // the engine thread's only
+    m_lastActive = monotonicNow();
+    m_activityOrder = ++activityCounter;
+}
+
+bool Context::isEvictable() const
+{
+    return m_session && m_sessionReady && !m_replay && !m_running.execution && m_queue.isEmpty()
+           && m_whenReady.isEmpty();
+}
+
+bool Context::isWarmingUp() const
+{
+    return m_session && !m_sessionReady && !m_restorePending && !m_running.execution
+           && m_queue.isEmpty() && m_whenReady.isEmpty();
+}
+
+void Context::evict()
+{
+    if (!isEvictable())
+        return;
+    // A clean exit (the shutdown request, then signals) lets the interpreter flush what user code
+    // left buffered. The session is no longer this context's: it deletes itself once gone, or
+    // with the manager.
+    Session *session = m_session.release();
+    session->disconnect(this);
+    session->setParent(m_manager);
+    connect(session, &Session::terminated, session, &QObject::deleteLater);
+    session->shutdown();
+    m_sessionReady = false;
+    expectRestore();
+    setState(QStringLiteral("dormant"));
+    emit changed();  // pid and residency changed even if the state name did not
+}
+
+void Context::expectRestore()
+{
+    if (!hasStateSinceBase())
+        return;  // a fresh interpreter is all the state there is
+    if (m_record.restorePolicy == storage::RestorePolicy::Replay)
+        m_restorePending = true;
+    else
+        startAfresh();
+}
+
+void Context::startAfresh()
+{
+    m_restorePending = false;
+    if (hasStateSinceBase())
+        m_noticeStateLoss = true;
+    moveReplayBase();
+}
+
+void Context::moveReplayBase()
+{
+    if (m_record.replayBaseCount == m_record.executionCount
+        && m_record.replayBaseCwd == m_record.cwd)
+        return;
+    m_record.replayBaseCount = m_record.executionCount;
+    m_record.replayBaseCwd = m_record.cwd;
+    if (auto r = m_manager->m_store->setReplayBase(m_record.id, m_record.replayBaseCount,
+                                                   m_record.replayBaseCwd);
+        !r) {
+        // Kept in memory regardless; only a restore after a host restart would reach back
+        // further than it should.
+        qCWarning(lcContext) << "context" << m_record.id << r.error().message;
+    }
+}
+
+void Context::beginRestore()
+{
+    setState(QStringLiteral("restoring"));
+    // The newest runs may still wait in the writer's queue.
+    m_manager->m_writer->flush();
+    auto rows = m_manager->m_store->replayableExecutions(m_record.id, m_record.replayBaseCount);
+    if (!rows) {
+        RestoreReport report;
+        report.outcome = RestoreReport::Outcome::HistoryUnreadable;
+        report.ename = QStringLiteral("HistoryUnreadable");
+        report.evalue = rows.error().message;
+        report.durationMs = m_restoreClock.elapsed();
+        m_restoreReport = report;
+        m_restorePending = false;
+        m_noticeStateLoss = true;  // the base stays: the history may be readable next time
+        setState(QStringLiteral("idle"));
+        answerWhenReady();
+        pump();
+        return;
+    }
+    m_replay.emplace(std::move(*rows));
+    continueRestore();
+}
+
+void Context::continueRestore()
+{
+    if (std::optional<sdk::ExecuteRequest> request = m_replay->next()) {
+        request->env.context = takeContextDelta();
+        m_session->execute(*request);
+        return;
+    }
+    finishRestore();
+}
+
+void Context::finishRestore()
+{
+    RestoreReport report = m_replay->report();
+    report.durationMs = m_restoreClock.elapsed();
+    if (!m_replay->cwd().isEmpty())
+        m_record.cwd = m_replay->cwd();
+    const bool lost = m_replay->lostInterpreter();
+    m_replay.reset();
+    m_restorePending = false;
+    m_restoreReport = report;
+    if (lost) {
+        // Replaying killed the interpreter. Doing it again would kill the next one too: the
+        // context starts afresh from here, and later restores do not reach back past this point.
+        detachSession();
+        startAfresh();
+        setState(QStringLiteral("dead"));
+        if (!m_queue.isEmpty() || !m_whenReady.isEmpty()) {
+            if (auto r = ensureSession(); !r) {
+                failWhenReady(r.error().message);
+                while (!m_queue.isEmpty())
+                    abort(m_queue.dequeue(), QStringLiteral("StartFailed"), r.error().message);
+            }
+        }
+        return;
+    }
+    setState(QStringLiteral("idle"));
+    answerWhenReady();
+    pump();
+    m_manager->m_residency->settle();
+}
+
+void Context::stopUnwantedRestore()
+{
+    if (!m_replay || !m_queue.isEmpty() || !m_whenReady.isEmpty())
+        return;
+    m_replay.reset();
+    m_session->disconnect(this);
+    m_session.reset();  // kills the half-restored interpreter's process group now
+    m_sessionReady = false;
+    setState(QStringLiteral("dormant"));  // m_restorePending is still set: the next use retries
+}
+
+sdk::EnvChange Context::takeContextDelta()
+{
+    if (m_appliedIsDesired)
+        return {};
+    const Environment desired = desiredEnvironment();
+    sdk::EnvChange delta = EnvLayers::diff(m_appliedEnv, desired);
+    m_appliedEnv = desired;
+    m_appliedIsDesired = true;
+    return delta;
 }
 
 void Context::warmUp()
@@ -175,7 +363,7 @@ void Context::enqueue(const ExecutionPtr &execution, const QMap<QString, QString
 
 void Context::pump()
 {
-    if (m_running.execution || m_queue.isEmpty() || !m_session || !m_sessionReady)
+    if (m_running.execution || m_queue.isEmpty() || !m_session || !m_sessionReady || m_replay)
         return;
     m_running = m_queue.dequeue();
     m_runningOutput = 0;
@@ -185,6 +373,7 @@ void Context::pump()
 
     m_record.executionCount += 1;
     m_record.lastUsedAt = nowMs();
+    touch();
     execution->setExecutionCount(m_record.executionCount);
     execution->markRunning();
 
@@ -199,6 +388,10 @@ void Context::pump()
     m_manager->m_writer->updateContextUsage(m_record.id, m_record.executionCount, m_record.cwd,
                                             m_record.lastUsedAt);
 
+    if (m_restoreReport) {
+        deliver(execution, m_restoreReport->toEvent(execution->id()));
+        m_restoreReport.reset();
+    }
     if (m_noticeStateLoss) {
         m_noticeStateLoss = false;
         deliver(execution, Event::other(execution->id(), QStringLiteral("state_reset"),
@@ -212,12 +405,7 @@ void Context::pump()
     request.id = execution->id();
     request.code = execution->code();
     request.executionCount = m_record.executionCount;
-    if (!m_appliedIsDesired) {
-        const Environment desired = desiredEnvironment();
-        request.env.context = EnvLayers::diff(m_appliedEnv, desired);
-        m_appliedEnv = desired;
-        m_appliedIsDesired = true;
-    }
+    request.env.context = takeContextDelta();
     request.env.exec = m_running.execEnv;
 
     setState(QStringLiteral("busy"));
@@ -272,6 +460,15 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
 
 void Context::onSessionEvent(const Event &event)
 {
+    if (m_replay && m_replay->owns(event)) {
+        if (m_replay->take(event)) {
+            if (m_replay->isOver())
+                finishRestore();
+            else
+                continueRestore();
+        }
+        return;
+    }
     const ExecutionPtr execution = m_running.execution;
     if (!execution || event.executionId != execution->id())
         return;  // background output between runs belongs to no execution
@@ -308,11 +505,15 @@ void Context::finish(const ExecutionPtr &execution, const Event &done)
                                             m_record.lastUsedAt);
     m_manager->remember(execution);
     m_running = {};
-    m_hadState = true;
-    if (stateLost)
+    touch();
+    if (stateLost) {
+        // The run took the interpreter down (or had to be killed): replaying what led there
+        // would likely lead there again, so the state is declared lost.
         dropSession();
-    else if (m_session)
+        startAfresh();
+    } else if (m_session) {
         setState(QStringLiteral("idle"));
+    }
     emit changed();
     if (!m_queue.isEmpty()) {
         if (auto r = ensureSession(); !r) {
@@ -322,6 +523,7 @@ void Context::finish(const ExecutionPtr &execution, const Event &done)
         }
         pump();
     }
+    m_manager->m_residency->settle();
 }
 
 void Context::abort(const Pending &pending, const QString &ename, const QString &evalue)
@@ -358,16 +560,27 @@ void Context::onSessionFailed(const QString &message)
 void Context::onSessionTerminated(bool expected, const QString &reason)
 {
     Q_UNUSED(expected)
-    Q_UNUSED(reason)
+    if (m_replay) {
+        m_replay->interpreterEnded(reason);
+        finishRestore();
+        return;
+    }
     // A run in progress gets its own WorkerDied/done from the session before this; anything
     // still running here is ended so that no client waits forever.
-    if (m_running.execution) {
+    const bool duringRun = bool(m_running.execution);
+    if (duringRun) {
         Pending running = m_running;
         m_running = {};
         m_timeout.stop();
         abort(running, QStringLiteral("WorkerDied"), reason);
     }
     dropSession();
+    // An interpreter that died between runs was not taken down by a run (something outside
+    // killed it): the history that built its state is replayed on next use.
+    if (duringRun)
+        startAfresh();
+    else
+        expectRestore();
     if (!m_queue.isEmpty()) {
         if (auto r = ensureSession(); r)
             pump();
@@ -379,13 +592,16 @@ void Context::dropSession()
     failWhenReady(QStringLiteral("the %1 interpreter ended").arg(m_record.language));
     if (!m_session)
         return;
+    detachSession();
+    setState(QStringLiteral("dead"));
+}
+
+void Context::detachSession()
+{
     m_session->disconnect(this);
     // Deleting later: this may run inside one of the session's own signal emissions.
     m_session.release()->deleteLater();
     m_sessionReady = false;
-    if (m_hadState || m_record.executionCount > 0)
-        m_noticeStateLoss = true;
-    setState(QStringLiteral("dead"));
 }
 
 void Context::interruptExecution(const QString &executionId)
@@ -395,6 +611,7 @@ void Context::interruptExecution(const QString &executionId)
             const Pending pending = m_queue.takeAt(i);
             abort(pending, QStringLiteral("Interrupted"),
                   QStringLiteral("the execution was interrupted before it started"));
+            stopUnwantedRestore();
             emit changed();
             return;
         }
@@ -410,6 +627,7 @@ void Context::interruptAll()
               QStringLiteral("the context was interrupted before this execution started"));
     if (m_running.execution && m_session)
         m_session->interrupt(m_running.execution->id());
+    stopUnwantedRestore();
     emit changed();
 }
 
@@ -424,6 +642,7 @@ void Context::stop(const QString &reason)
         abort(running, QStringLiteral("Aborted"), reason);
     }
     failWhenReady(reason);
+    m_replay.reset();  // a restore cut short leaves m_restorePending set: the next use retries
     if (m_session) {
         m_session->disconnect(this);
         m_session.reset();  // kills the process group now
@@ -440,8 +659,11 @@ void Context::rename(const QString &name)
 void Context::restart()
 {
     stop(QStringLiteral("the context was restarted"));
-    m_noticeStateLoss = false;  // a restart is asked for: nobody expects the old state
-    m_hadState = false;
+    // A restart is asked for: nobody expects the old state, now or after a later restore.
+    m_noticeStateLoss = false;
+    m_restorePending = false;
+    m_restoreReport.reset();
+    moveReplayBase();
     warmUp();
 }
 
@@ -453,8 +675,9 @@ void Context::complete(const QString &code, int cursor, ContextManager::Reply re
                                        "interpreter")));
         return;
     }
-    if (!m_session || !m_sessionReady) {
-        // A context that sleeps or is starting answers once its interpreter is up.
+    touch();
+    if (!m_session || !m_sessionReady || m_replay) {
+        // A context that sleeps, starts or restores answers once its interpreter is up.
         if (auto r = ensureSession(); !r) {
             reply(r.error());
             return;
@@ -473,7 +696,8 @@ void Context::variables(ContextManager::Reply reply)
                                        "interpreter")));
         return;
     }
-    if (!m_session || !m_sessionReady) {
+    touch();
+    if (!m_session || !m_sessionReady || m_replay) {
         if (auto r = ensureSession(); !r) {
             reply(r.error());
             return;

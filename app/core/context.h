@@ -3,16 +3,19 @@
 
 #include "contextmanager.h"
 #include "envlayers.h"
+#include "replay.h"
 #include "storage/records.h"
 
 #include <replhost/sdk/session.h>
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QQueue>
 #include <QTimer>
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace replhost::core {
 
@@ -25,6 +28,13 @@ struct PluginEntry;
 // executing; queued executions have not been sent to the session; m_appliedEnv is the
 // workspace+context environment the interpreter has now (spawn environment plus every context
 // delta sent since), so the next delta is diff(m_appliedEnv, desired).
+//
+// Durability: a context without a worker is dormant. Its state is defined by its replay base
+// (storage::ContextRecord): when m_restorePending, the next interpreter replays the history
+// after the base before it takes anything else (m_replay while it does); the report goes to the
+// next run as a "restored" event. State that is lost for good (a run killed the interpreter, a
+// "fresh" context went dormant) moves the base, and the next run says so with "state_reset".
+// A restart moves the base silently.
 class Context : public QObject {
     Q_OBJECT
 public:
@@ -38,6 +48,20 @@ public:
 
     // Starts the interpreter now instead of on first run.
     void warmUp();
+    // Whether a worker runs (or starts, or is restoring) for this context.
+    bool isResident() const { return bool(m_session); }
+    // Resident and doing nothing: no run, nothing queued, no restore, no question waiting.
+    bool isEvictable() const;
+    // Its worker is starting with nothing to do yet: evictable once ready.
+    bool isWarmingUp() const;
+    // When the context last started or finished something (monotonicNow() clock), and the same
+    // as a rank among all contexts (no ties, unlike milliseconds): larger is more recent.
+    qint64 lastActive() const { return m_lastActive; }
+    quint64 activityOrder() const { return m_activityOrder; }
+    static qint64 monotonicNow();
+    // Stops the worker cleanly and makes the context dormant; its next use restores it (or, with
+    // the "fresh" policy, starts afresh). Only when isEvictable().
+    void evict();
     void enqueue(const ExecutionPtr &execution, const QMap<QString, QString> &execEnv,
                  const QStringList &execUnset, int timeoutMs);
     void interruptExecution(const QString &executionId);
@@ -64,6 +88,7 @@ private:
     };
 
     Result<void> ensureSession();
+    void onSessionReady();
     void pump();
     void onSessionEvent(const sdk::Event &event);
     void onSessionFailed(const QString &message);
@@ -72,7 +97,24 @@ private:
     void deliver(const ExecutionPtr &execution, const sdk::Event &event);
     void abort(const Pending &pending, const QString &ename, const QString &evalue);
     void dropSession();
+    // Disconnects the session and deletes it later; nothing else.
+    void detachSession();
     void setState(const QString &state);
+    sdk::EnvChange takeContextDelta();
+
+    // Durability (see the class comment).
+    bool hasStateSinceBase() const { return m_record.executionCount > m_record.replayBaseCount; }
+    // The interpreter went away but the state is not declared lost: replay it on next use.
+    void expectRestore();
+    // The interpreter's state is gone for good: say so on the next run, move the replay base.
+    void startAfresh();
+    void moveReplayBase();
+    void beginRestore();
+    void continueRestore();
+    void finishRestore();
+    // Nobody waits for the restore any more: stop it, kill its interpreter, stay dormant.
+    void stopUnwantedRestore();
+    void touch();
     // Completion and variables asked before the interpreter was ready wait for it.
     void answerWhenReady();
     void failWhenReady(const QString &message);
@@ -85,8 +127,13 @@ private:
     std::unique_ptr<sdk::Session> m_session;
     bool m_sessionReady = false;
     bool m_hadWorker = false;       // a worker was started for this context before (metrics)
-    bool m_hadState = false;        // executions ran in an interpreter that is gone
     bool m_noticeStateLoss = false; // the next run must say the earlier state is gone
+    bool m_restorePending = false;  // the next interpreter replays the history first
+    std::optional<Replay> m_replay; // the restore in progress
+    std::optional<RestoreReport> m_restoreReport;  // for the next run to tell
+    QElapsedTimer m_restoreClock;
+    qint64 m_lastActive = 0;
+    quint64 m_activityOrder = 0;
     Environment m_appliedEnv;
     Environment m_desiredEnv;       // cache of desiredEnvironment()
     bool m_desiredEnvValid = false;

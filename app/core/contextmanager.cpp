@@ -4,6 +4,7 @@
 #include "context.h"
 #include "envlayers.h"
 #include "pluginregistry.h"
+#include "residencylimiter.h"
 #include "storage/historywriter.h"
 #include "storage/store.h"
 #include "workspacemanager.h"
@@ -67,6 +68,8 @@ QJsonObject ContextInfo::toJson() const
         {QStringLiteral("name"), name},
         {QStringLiteral("cwd"), cwd},
         {QStringLiteral("state"), state},
+        {QStringLiteral("resident"), resident},
+        {QStringLiteral("restore"), restore},
         {QStringLiteral("execution_count"), executionCount},
         {QStringLiteral("queued"), queued},
         {QStringLiteral("pid"), pid},
@@ -92,6 +95,8 @@ ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *wr
     , m_maxOutputBytes(maxOutputBytesPerExecution)
     , m_finishedKept(finishedExecutionsKept)
 {
+    m_residency = new ResidencyLimiter(m_contexts, this);
+    m_residency->setLimits(64, 0);
     connect(m_workspaces, &WorkspaceManager::envChanged, this, [this](const QString &workspaceId) {
         for (Context *context : std::as_const(m_contexts)) {
             if (context->record().workspaceId == workspaceId)
@@ -178,6 +183,13 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
             return makeError(QStringLiteral("bad_request"),
                              QStringLiteral("invalid environment variable name \"%1\"").arg(it.key()));
     }
+    storage::RestorePolicy policy = storage::RestorePolicy::Replay;
+    if (request.restore == QLatin1String("fresh"))
+        policy = storage::RestorePolicy::Fresh;
+    else if (!request.restore.isEmpty() && request.restore != QLatin1String("replay"))
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("restore must be \"replay\" or \"fresh\", not \"%1\"")
+                             .arg(request.restore));
 
     storage::ContextRecord row;
     row.id = newId();
@@ -185,6 +197,8 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
     row.language = (*plugin)->id;
     row.name = request.name;
     row.cwd = *cwd;
+    row.restorePolicy = policy;
+    row.replayBaseCwd = *cwd;
     // Creation times are strictly increasing so "the oldest context" (the default one of its
     // language) is well defined even for contexts created within the same millisecond.
     row.createdAt = QDateTime::currentMSecsSinceEpoch();
@@ -517,6 +531,26 @@ void ContextManager::variables(const QString &workspace, const QString &id, Repl
         return;
     }
     (*context)->variables(std::move(reply));
+}
+
+void ContextManager::setResidencyLimits(int maxResidentWorkers, int idleTimeoutMs)
+{
+    m_residency->setLimits(maxResidentWorkers, idleTimeoutMs);
+}
+
+Result<ContextInfo> ContextManager::evict(const QString &workspace, const QString &id)
+{
+    auto found = find(workspace, id);
+    if (!found)
+        return found.error();
+    Context *context = *found;
+    if (context->isResident() && !context->isEvictable())
+        return makeError(QStringLiteral("busy"),
+                         QStringLiteral("context \"%1\" is running, starting or restoring; it can "
+                                        "be made dormant once it is idle")
+                             .arg(id));
+    context->evict();
+    return context->info();
 }
 
 void ContextManager::shutdownAll()

@@ -23,6 +23,7 @@ namespace replhost::core {
 
 class Context;
 class PluginRegistry;
+class ResidencyLimiter;
 class WorkspaceManager;
 
 using ExecutionPtr = std::shared_ptr<Execution>;
@@ -34,8 +35,12 @@ struct ContextInfo {
     QString language;      // handler id
     QString name;
     QString cwd;
-    // "starting", "idle", "busy", "dead" (worker gone; a new one starts on the next run).
+    // "starting", "restoring" (replaying its history before the next run), "idle", "busy",
+    // "dormant" (no worker; the next use restores it), "dead" (worker gone; a new one starts on
+    // the next run).
     QString state;
+    bool resident = false; // a worker runs for it (starting, restoring, idle or busy)
+    QString restore;       // restore policy: "replay" or "fresh"
     int executionCount = 0;
     int queued = 0;        // executions waiting behind the running one
     qint64 pid = 0;
@@ -52,6 +57,9 @@ struct CreateContextRequest {
     QString cwd;           // empty = workspace directory; relative = inside it
     QString name;
     QMap<QString, QString> env;  // initial context env layer
+    // When its worker is gone (host restart, eviction): "replay" (empty: the default) rebuilds
+    // the state by replaying the successful executions; "fresh" starts an empty interpreter.
+    QString restore;
 };
 
 struct RunRequest {
@@ -131,6 +139,14 @@ public:
     // Interrupts everything running and stops all workers (for a clean exit).
     void shutdownAll();
 
+    // At most `maxResidentWorkers` (>= 1) workers run at once, and a worker idle for
+    // `idleTimeoutMs` (0: never) stops; the least recently used idle context is made dormant
+    // (see ResidencyLimiter). Until called: 64 workers, no idle timeout.
+    void setResidencyLimits(int maxResidentWorkers, int idleTimeoutMs);
+    // Makes an idle context dormant now: its worker stops cleanly and its next use restores it.
+    // Errors: "not_found", "busy" (running, queued, starting or restoring).
+    Result<ContextInfo> evict(const QString &workspace, const QString &id);
+
 signals:
     void contextAdded(const replhost::core::ContextInfo &context);
     void contextChanged(const replhost::core::ContextInfo &context);
@@ -156,6 +172,7 @@ private:
     qint64 m_maxOutputBytes;
     int m_finishedKept;
     QHash<QString, Context *> m_contexts;  // owned (QObject children)
+    ResidencyLimiter *m_residency = nullptr;  // owned (QObject child)
     QHash<QString, ExecutionPtr> m_executions;
     QList<QString> m_finishedOrder;
 };

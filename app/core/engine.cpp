@@ -88,6 +88,8 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
                                             config.languageSettings,
                                             config.maxOutputBytesPerExecution,
                                             config.finishedExecutionsKept, engine.get());
+    engine->m_contexts->setResidencyLimits(config.resolvedMaxResidentWorkers(),
+                                           config.workerIdleTimeoutMs);
     if (auto r = engine->m_contexts->load(); !r)
         return r.error();
     engine->m_commands = new CommandRunner(engine->m_store.get(), engine->m_workspaces,

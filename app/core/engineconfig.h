@@ -21,9 +21,20 @@ struct EngineConfig {
     qint64 maxOutputBytesPerExecution = 16 * 1024 * 1024;
     // Executions kept in memory after they finish, so clients can still attach to their stream.
     int finishedExecutionsKept = 256;
+    // Workers that may run at once; beyond it the least recently used idle context is made
+    // dormant, and restored on its next use. 0: sized to memory (defaultMaxResidentWorkers()).
+    int maxResidentWorkers = 0;
+    // A worker idle this long is stopped and its context made dormant; 0: never.
+    int workerIdleTimeoutMs = 30 * 60 * 1000;
 
     // The data dir this config resolves to (dataDir, REPLHOST_DATA_DIR or the XDG default).
+    // replhost-cli, which links no Qt, repeats this rule in cli::ServerLocator::dataDir(): a
+    // change here must be made there too (tst_cli checks that both agree).
     QString resolvedDataDir() const;
+    // maxResidentWorkers, or the default when it is 0.
+    int resolvedMaxResidentWorkers() const;
+    // One worker per 256 MiB of physical memory, at least 4 and at most 64.
+    static int defaultMaxResidentWorkers();
 };
 
 } // namespace replhost::core

@@ -83,7 +83,7 @@ QColor LanguageBadge::stateColour(const QString &state)
         return QColor(0x43, 0xa0, 0x47);
     if (state == QLatin1String("busy"))
         return QColor(0xf5, 0x9e, 0x0b);
-    if (state == QLatin1String("starting"))
+    if (state == QLatin1String("starting") || state == QLatin1String("restoring"))
         return QColor(0x3b, 0x82, 0xf6);
     if (state == QLatin1String("dead"))
         return QColor(0xdc, 0x26, 0x26);

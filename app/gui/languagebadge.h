@@ -17,7 +17,7 @@ public:
     static QString shortName(const QString &languageId);
     static QColor colour(const QString &languageId);
 
-    // idle green, busy amber, starting blue, dormant grey, dead red.
+    // idle green, busy amber, starting and restoring blue, dormant grey, dead red.
     static QIcon stateIcon(const QString &state);
     static QColor stateColour(const QString &state);
 };

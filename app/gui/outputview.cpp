@@ -281,12 +281,35 @@ void OutputView::renderEvent(Block &block, const Event &event)
                                .arg(QLocale::system().formattedDataSize(
                                        event.fields.value(QLatin1String("limit_bytes")).toInteger())),
                        mutedFormat());
+        } else if (event.type == QLatin1String("restored")) {
+            newParagraph();
+            insertText(restoredNotice(event.fields), mutedFormat());
+        } else if (event.type == QLatin1String("state_reset")) {
+            newParagraph();
+            insertText(tr("A fresh interpreter: earlier state is gone."), mutedFormat());
         }
         break;
     default:
         break;
     }
     scrollToEndIfFollowing(wasAtEnd);
+}
+
+QString OutputView::restoredNotice(const QJsonObject &fields)
+{
+    const int replayed = fields.value(QLatin1String("replayed")).toInt();
+    const int total = fields.value(QLatin1String("total")).toInt();
+    const qint64 ms = fields.value(QLatin1String("duration_ms")).toInteger();
+    if (fields.value(QLatin1String("complete")).toBool())
+        return tr("Restored: %n earlier execution(s) replayed in %1 ms.", nullptr, replayed).arg(ms);
+    const QJsonObject failed = fields.value(QLatin1String("failed_execution")).toObject();
+    return tr("Partly restored: %1 of %2 earlier executions replayed; replaying execution [%3] "
+              "failed with %4: %5")
+        .arg(replayed)
+        .arg(total)
+        .arg(failed.value(QLatin1String("execution_count")).toInt())
+        .arg(failed.value(QLatin1String("ename")).toString(),
+             failed.value(QLatin1String("evalue")).toString());
 }
 
 void OutputView::queueStream(Block &block, const QString &name, QString text)

@@ -84,6 +84,8 @@ private:
     void renderBundle(Block &block, const QJsonObject &data, bool isResult);
     void renderError(const sdk::Event &event);
     void renderDone(Block &block, const sdk::Event &event);
+    // One line for a "restored" event: what the replay restored, or where it stopped.
+    static QString restoredNotice(const QJsonObject &fields);
     void insertText(const QString &text, const QTextCharFormat &format);
     void newParagraph(const QColor &background = QColor());
     void scrollToEndIfFollowing(bool wasAtEnd);

@@ -3,11 +3,13 @@
 
 #include "commandsapi.h"
 #include "connectionguard.h"
+#include "e2bapi.h"
 #include "filesapi.h"
 #include "guardedtcpserver.h"
 #include "httpexchange.h"
 #include "httpmetrics.h"
 #include "nativeapi.h"
+#include "opensandboxapi.h"
 
 #include "core/engine.h"
 #include "core/prometheuswriter.h"
@@ -53,8 +55,20 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
       m_native(std::make_unique<NativeApi>(engine, m_config.sseKeepAliveMs, m_streams)),
       m_files(std::make_unique<FilesApi>(engine)),
       m_commands(std::make_unique<CommandsApi>(engine, m_config.sseKeepAliveMs, m_streams)),
+      m_e2b(std::make_unique<E2bApi>(engine, m_streams)),
       m_httpMetrics(std::make_shared<HttpMetrics>())
 {
+    // No QHttpServer routes are registered: every request reaches the missing handler, which is
+    // our single entry point (see Router for why).
+    m_http.setMissingHandler([this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
+        dispatch(request, std::move(responder));
+    });
+
+    if (m_config.e2bOnly) {
+        // No token protects this listener, so it serves nothing but the E2B routes.
+        m_e2b->registerRoutes(m_router, QString());
+        return;
+    }
     m_router.add("GET", QStringLiteral("/healthz"),
                  [](const std::shared_ptr<HttpExchange> &exchange) {
                      exchange->sendJson(200, QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")}});
@@ -65,18 +79,20 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
     m_native->registerRoutes(m_router);
     m_files->registerRoutes(m_router);
     m_commands->registerRoutes(m_router);
-
-    // No QHttpServer routes are registered: every request reaches the missing handler, which is
-    // our single entry point (see Router for why).
-    m_http.setMissingHandler([this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-        dispatch(request, std::move(responder));
-    });
+    m_gate.acceptTokenInPath(E2bApi::capabilityPrefix());
+    m_e2b->registerRoutes(m_router, E2bApi::capabilityPrefix() + QStringLiteral("/{token}"));
+    m_openSandbox = std::make_unique<OpenSandboxApi>(engine, m_config.token, m_config.sseKeepAliveMs, m_streams);
+    m_openSandbox->registerRoutes(m_router, m_gate);
 }
 
 ApiServer::~ApiServer() = default;
 
 Result<void> ApiServer::listen()
 {
+    if (m_config.e2bOnly && !m_config.address.isLoopback())
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("the E2B listener has no token, so it listens on a loopback "
+                                        "address only, not %1").arg(m_config.address.toString()));
     auto *tcp = new GuardedTcpServer(m_config.limits);
     if (!tcp->listen(m_config.address, m_config.port)) {
         const QString why = tcp->errorString();
@@ -167,6 +183,8 @@ void ApiServer::dispatch(const QHttpServerRequest &request, QHttpServerResponder
 
     auto exchange = std::make_shared<HttpExchange>(
             std::move(responder), HttpRequest::fromQt(request, method), closeAfter, guard);
+    // Before anything reads the path (the access log below): a token in it is taken out.
+    m_gate.takePathToken(exchange->request());
     exchange->setChunkedAllowed(http11);
     exchange->setAnswerObserver([metrics = std::weak_ptr<HttpMetrics>(m_httpMetrics)](const QString &route, int status) {
         if (const std::shared_ptr<HttpMetrics> alive = metrics.lock())
@@ -208,9 +226,10 @@ void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)
     const Router::Match match = m_router.match(request.method, request.path);
     if (match.kind == Router::Match::Kind::Found)
         exchange->setRoute(match.route);  // counted under its route even when refused below
-    if (match.kind != Router::Match::Kind::Found || match.access != Router::Access::Public) {
+    if (!m_config.e2bOnly
+        && (match.kind != Router::Match::Kind::Found || match.access != Router::Access::Public)) {
         // Authenticate before saying whether a route exists.
-        if (const Result<void> token = m_gate.checkToken(request.header("authorization")); !token) {
+        if (const Result<void> token = m_gate.checkToken(request); !token) {
             exchange->sendError(token.error());
             return;
         }

@@ -19,16 +19,21 @@ namespace replhost::core { class Engine; }
 namespace replhost::http {
 
 class CommandsApi;
+class E2bApi;
 class FilesApi;
 class HttpMetrics;
 class GuardedTcpServer;
 class HttpExchange;
 class NativeApi;
+class OpenSandboxApi;
 
 // The HTTP face of an Engine: one QHttpServer on one address, every connection guarded
 // (ConnectionGuard), every request passed through the SecurityGate, then routed (Router) to the
-// native API v1 (NativeApi, FilesApi, CommandsApi). GET /healthz is the only route that needs no
-// token; GET /metrics serves the engine's and the server's counters in the Prometheus format.
+// native API v1 (NativeApi, FilesApi, CommandsApi) and the E2B-compatible routes under
+// /e2b/<token>/ (E2bApi) and the OpenSandbox-compatible ones under /opensandbox/
+// (OpenSandboxApi). GET /healthz is the only route that needs no token; GET /metrics
+// serves the engine's and the server's counters in the Prometheus format. With
+// ApiServerConfig::e2bOnly it serves the E2B routes alone, at the root and without a token.
 //
 // Ownership: owns the HTTP server, its listening socket and connections. The engine must
 // outlive this object. Threading: the engine's thread; create, listen and destroy there.
@@ -69,6 +74,8 @@ private:
     std::unique_ptr<NativeApi> m_native;
     std::unique_ptr<FilesApi> m_files;
     std::unique_ptr<CommandsApi> m_commands;
+    std::unique_ptr<E2bApi> m_e2b;
+    std::unique_ptr<OpenSandboxApi> m_openSandbox;  // absent on an E2B-only listener
     // Shared with the exchanges' observers, which may answer after the server is gone.
     std::shared_ptr<HttpMetrics> m_httpMetrics;
     QHttpServer m_http;

@@ -19,6 +19,10 @@ struct ApiServerConfig {
     ConnectionLimits limits;
     int sseKeepAliveMs = 15 * 1000; // ": keep-alive" comment interval on quiet streams
     int maxStreamsPerClient = 32;   // event streams one client address may hold open; 0: no cap
+    // Serve only the E2B-compatible routes, at the root, with no token (E2bApi): for E2B SDKs in
+    // debug mode, which send no credential. Host and Origin are still checked; listen() refuses
+    // any address but loopback.
+    bool e2bOnly = false;
 };
 
 } // namespace replhost::http

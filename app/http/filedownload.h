@@ -24,6 +24,11 @@ class HttpExchange;
 class FileDownload : public QObject {
     Q_OBJECT
 public:
+    // Answers a request for `file`: all of it, or the single byte range a `Range` header asks
+    // for (206 with Content-Range; 416 when it starts past the end; a malformed or multi-range
+    // header is ignored). Small answers are sent at once, larger ones streamed with start().
+    static void answer(std::shared_ptr<HttpExchange> exchange, std::unique_ptr<QFile> file,
+                       const QByteArray &contentType, const QByteArray &rangeHeader);
     // Answers with `status` and `headers`, then the `length` bytes of `file` from `offset`.
     static void start(std::shared_ptr<HttpExchange> exchange, std::unique_ptr<QFile> file,
                       qint64 offset, qint64 length, int status, const HeaderList &headers);

@@ -14,7 +14,6 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QMimeDatabase>
-#include <QRegularExpression>
 #include <QTcpSocket>
 
 #include <optional>
@@ -24,9 +23,6 @@ namespace replhost::http {
 namespace {
 
 using core::WorkspaceFiles;
-
-// Files up to this size are read and sent in one piece; larger ones are streamed.
-constexpr qint64 kInlineBytes = 1024 * 1024;
 
 // The workspace's files, or an answered error.
 std::optional<WorkspaceFiles> filesOf(core::Engine &engine, HttpExchange &exchange)
@@ -57,56 +53,6 @@ bool flagOf(const HttpExchange &exchange, const QString &name, bool fallback)
     if (!exchange.request().query.hasQueryItem(name))
         return fallback;
     return exchange.request().queryFlag(name);
-}
-
-struct ByteRange {
-    qint64 first = 0;
-    qint64 length = 0;
-};
-
-// A single "bytes=" range of RFC 9110 §14.1.2. No value: serve the whole file (absent, malformed
-// or multi-range headers may be ignored). Error "range_not_satisfiable" when it starts past the
-// end.
-Result<std::optional<ByteRange>> parseRange(const QByteArray &header, qint64 size)
-{
-    static const QRegularExpression single(QStringLiteral("^\\s*bytes\\s*=\\s*(\\d*)\\s*-\\s*(\\d*)\\s*$"));
-    const QRegularExpressionMatch match = single.match(QString::fromLatin1(header));
-    if (header.isEmpty() || !match.hasMatch())
-        return std::optional<ByteRange>();
-    const QString firstText = match.captured(1);
-    const QString lastText = match.captured(2);
-    if (firstText.isEmpty() && lastText.isEmpty())
-        return std::optional<ByteRange>();
-    bool ok = true;
-    ByteRange range;
-    if (firstText.isEmpty()) {
-        // "bytes=-n": the last n bytes.
-        const qint64 suffix = lastText.toLongLong(&ok);
-        if (!ok)
-            return std::optional<ByteRange>();
-        if (suffix == 0 || size == 0)
-            return makeError(QStringLiteral("range_not_satisfiable"),
-                             QStringLiteral("the range selects no bytes of a %1-byte file").arg(size));
-        range.first = std::max<qint64>(0, size - suffix);
-        range.length = size - range.first;
-        return std::optional<ByteRange>(range);
-    }
-    range.first = firstText.toLongLong(&ok);
-    if (!ok)
-        return std::optional<ByteRange>();
-    qint64 last = size - 1;
-    if (!lastText.isEmpty()) {
-        last = lastText.toLongLong(&ok);
-        if (!ok || last < range.first)
-            return std::optional<ByteRange>();
-        last = std::min(last, size - 1);
-    }
-    if (range.first >= size)
-        return makeError(QStringLiteral("range_not_satisfiable"),
-                         QStringLiteral("the range starts at byte %1 of a %2-byte file")
-                                 .arg(range.first).arg(size));
-    range.length = last - range.first + 1;
-    return std::optional<ByteRange>(range);
 }
 
 } // namespace
@@ -163,39 +109,10 @@ void FilesApi::read(const ExchangePtr &exchange)
         exchange->sendError(file.error());
         return;
     }
-    const qint64 size = (*file)->size();
-    HeaderList headers{
-            {"Content-Type", QMimeDatabase().mimeTypeForFile((*file)->fileName(), QMimeDatabase::MatchExtension)
-                                     .name().toLatin1()},
-            {"Accept-Ranges", "bytes"}};
-    const Result<std::optional<ByteRange>> range = parseRange(exchange->request().header("range"), size);
-    if (!range) {
-        exchange->addHeader("Content-Range", "bytes */" + QByteArray::number(size));
-        exchange->sendError(range.error());
-        return;
-    }
-    int status = 200;
-    qint64 first = 0;
-    qint64 length = size;
-    if (range->has_value()) {
-        status = 206;
-        first = range->value().first;
-        length = range->value().length;
-        headers.emplaceBack("Content-Range", "bytes " + QByteArray::number(first) + '-'
-                                                     + QByteArray::number(first + length - 1) + '/'
-                                                     + QByteArray::number(size));
-    }
-    if (length <= kInlineBytes) {
-        (*file)->seek(first);
-        const QByteArray body = (*file)->read(length);
-        for (const auto &[name, value] : std::as_const(headers)) {
-            if (name != "Content-Type")
-                exchange->addHeader(name, value);
-        }
-        exchange->send(status, headers.front().second, body);
-        return;
-    }
-    FileDownload::start(exchange, std::move(*file), first, length, status, headers);
+    const QByteArray type = QMimeDatabase()
+                                    .mimeTypeForFile((*file)->fileName(), QMimeDatabase::MatchExtension)
+                                    .name().toLatin1();
+    FileDownload::answer(exchange, std::move(*file), type, exchange->request().header("range"));
 }
 
 void FilesApi::write(const ExchangePtr &exchange)

@@ -23,6 +23,10 @@ void GuardedTcpServer::incomingConnection(qintptr socketDescriptor)
         delete socket;
         return;
     }
+    // No Nagle: a stream's head and events are separate small writes, and Nagle would hold each
+    // one back until the client acknowledged the previous one, which a client that delays its
+    // ACKs does for up to 40 ms.
+    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     // parent() is the HTTP server once bind() has been called; connections arrive only after.
     auto *guard = new ConnectionGuard(socket, parent(), m_limits);
 

@@ -167,10 +167,11 @@ bool HttpExchange::writeChunk(const QByteArray &data)
 {
     if (!m_answered || m_completed || data.isEmpty())
         return isConnected();
-    const QByteArray framed = m_chunkedAllowed && !m_fixedLength
-            ? QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n"
-            : data;
-    const bool ok = write(framed);
+    // The frame around the data goes in separate writes to the socket's buffer, not into one
+    // concatenation: a chunk can hold tens of kilobytes of output, which would be copied again.
+    const bool framed = m_chunkedAllowed && !m_fixedLength;
+    const bool ok = (!framed || write(QByteArray::number(data.size(), 16) + "\r\n")) && write(data)
+            && (!framed || write(QByteArrayLiteral("\r\n")));
     if (ok)
         m_socket->flush();
     return ok;

@@ -26,6 +26,8 @@ struct HttpRequest {
     QByteArray body;
     QHostAddress remoteAddress;
     QHash<QString, QString> params;  // path parameters, filled in by the Router
+    // A token sent as a path segment, taken out of `path` on arrival (SecurityGate::takePathToken).
+    QByteArray pathToken;
 
     static HttpRequest fromQt(const QHttpServerRequest &request, const QByteArray &method);
 

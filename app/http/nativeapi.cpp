@@ -322,10 +322,16 @@ void NativeApi::createContext(const ExchangePtr &exchange)
         exchange->sendError(env.error());
         return;
     }
+    const Result<QString> restore = json->optionalString(QStringLiteral("restore"));
+    if (!restore) {
+        exchange->sendError(restore.error());
+        return;
+    }
     request.language = *language;
     request.cwd = *cwd;
     request.name = *name;
     request.env = *env;
+    request.restore = *restore;
     const Result<core::ContextInfo> created = m_engine.contexts().create(request);
     if (!created) {
         exchange->sendError(created.error());

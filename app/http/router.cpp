@@ -17,29 +17,37 @@ QStringList Router::split(const QString &path)
 
 void Router::add(const QByteArray &method, const QString &pattern, Handler handler, Access access)
 {
-    m_routes.append(Route{method, pattern, split(pattern), std::move(handler), access});
+    Route route{method, pattern, split(pattern), {}, std::move(handler), access};
+    for (QString &segment : route.segments) {
+        const bool placeholder = segment.startsWith(QLatin1Char('{')) && segment.endsWith(QLatin1Char('}'));
+        if (placeholder)
+            segment = segment.mid(1, segment.size() - 2);
+        route.placeholders.append(placeholder);
+    }
+    m_routes.append(std::move(route));
+}
+
+bool Router::sameShape(const Route &route, const QStringList &segments)
+{
+    if (route.segments.size() != segments.size())
+        return false;
+    for (qsizetype i = 0; i < segments.size(); ++i) {
+        // A placeholder takes any non-empty segment ("//" leaves an empty one); its
+        // percent-decoded value is never empty then.
+        if (route.placeholders[i] ? segments[i].isEmpty() : segments[i] != route.segments[i])
+            return false;
+    }
+    return true;
 }
 
 Router::Match Router::match(const QByteArray &method, const QString &path) const
 {
+    // Every request comes through here, so routes are compared on their literal segments first
+    // and parameters are decoded only for the route that answers.
     const QStringList segments = split(path);
     Match result;
     for (const Route &route : m_routes) {
-        if (route.segments.size() != segments.size())
-            continue;
-        QHash<QString, QString> params;
-        bool matches = true;
-        for (qsizetype i = 0; i < segments.size() && matches; ++i) {
-            const QString &want = route.segments[i];
-            if (want.startsWith(QLatin1Char('{')) && want.endsWith(QLatin1Char('}'))) {
-                const QString value = QUrl::fromPercentEncoding(segments[i].toUtf8());
-                matches = !value.isEmpty();
-                params.insert(want.mid(1, want.size() - 2), value);
-            } else {
-                matches = segments[i] == want;
-            }
-        }
-        if (!matches)
+        if (!sameShape(route, segments))
             continue;
         if (route.method != method) {
             if (!result.allowedMethods.contains(route.method))
@@ -47,10 +55,13 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
             result.kind = Match::Kind::MethodNotAllowed;
             continue;
         }
+        for (qsizetype i = 0; i < segments.size(); ++i) {
+            if (route.placeholders[i])
+                result.params.insert(route.segments[i], QUrl::fromPercentEncoding(segments[i].toUtf8()));
+        }
         result.kind = Match::Kind::Found;
         result.handler = &route.handler;
         result.access = route.access;
-        result.params = std::move(params);
         result.route = QString::fromLatin1(route.method) + QLatin1Char(' ') + route.pattern;
         result.allowedMethods.clear();
         return result;

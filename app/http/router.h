@@ -50,11 +50,13 @@ private:
     struct Route {
         QByteArray method;
         QString pattern;
-        QStringList segments;
+        QStringList segments;     // a placeholder's entry is its name, without braces
+        QList<bool> placeholders; // per segment
         Handler handler;
         Access access;
     };
     static QStringList split(const QString &path);
+    static bool sameShape(const Route &route, const QStringList &segments);
 
     QList<Route> m_routes;
 };

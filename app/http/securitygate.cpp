@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "securitygate.h"
 
+#include "httprequest.h"
+
 #include <QCryptographicHash>
 #include <QUrl>
 
@@ -147,6 +149,70 @@ Result<void> SecurityGate::checkToken(const QByteArray &authorization) const
     if (!constantTimeEquals(digest(value.mid(space + 1).trimmed()), m_tokenDigest))
         return makeError(QStringLiteral("unauthorized"), QStringLiteral("invalid token"));
     return {};
+}
+
+void SecurityGate::acceptTokenHeader(const QString &pathPrefix, const QByteArray &header)
+{
+    m_tokenHeaders.append({pathPrefix, header});
+}
+
+void SecurityGate::acceptTokenInPath(const QString &pathPrefix)
+{
+    m_tokenPathPrefixes.append(pathPrefix);
+}
+
+void SecurityGate::takePathToken(HttpRequest &request) const
+{
+    for (const QString &prefix : m_tokenPathPrefixes) {
+        if (!request.path.startsWith(prefix + QLatin1Char('/')))
+            continue;
+        const qsizetype start = prefix.size() + 1;
+        qsizetype end = request.path.indexOf(QLatin1Char('/'), start);
+        if (end < 0)
+            end = request.path.size();
+        if (end == start)
+            return;
+        request.pathToken = QUrl::fromPercentEncoding(request.path.mid(start, end - start).toUtf8()).toUtf8();
+        request.path.replace(start, end - start, QStringLiteral("{token}"));
+        return;
+    }
+}
+
+Result<void> SecurityGate::checkToken(const HttpRequest &request) const
+{
+    const QByteArray authorization = request.header("authorization");
+    if (authorization.isEmpty() && !request.pathToken.isEmpty()) {
+        if (constantTimeEquals(digest(request.pathToken), m_tokenDigest))
+            return {};
+        // Never quote the token sent: it is a credential, right or wrong.
+        return makeError(QStringLiteral("unauthorized"), QStringLiteral("invalid token in the path"));
+    }
+    QList<QByteArray> accepted;
+    for (const auto &[prefix, header] : m_tokenHeaders) {
+        if (request.path == prefix || request.path.startsWith(prefix + QLatin1Char('/')))
+            accepted.append(header);
+    }
+    if (!authorization.isEmpty() || accepted.isEmpty())
+        return checkToken(authorization);
+    // Any one of them may carry the token: a client can send its own key in one header and the
+    // token it was handed in another.
+    QByteArrayList invalid;
+    for (const QByteArray &header : std::as_const(accepted)) {
+        const QByteArray value = request.header(header).trimmed();
+        if (value.isEmpty())
+            continue;
+        if (constantTimeEquals(digest(value), m_tokenDigest))
+            return {};
+        invalid.append(header);
+    }
+    if (!invalid.isEmpty())
+        return makeError(QStringLiteral("unauthorized"),
+                         QStringLiteral("invalid token in %1").arg(QString::fromLatin1(invalid.join(", "))));
+    return makeError(QStringLiteral("unauthorized"),
+                     QStringLiteral("missing token: send 'Authorization: Bearer <token>' or the token "
+                                    "in one of the headers %1 (the token is printed when the server "
+                                    "starts and kept in <data dir>/token)")
+                             .arg(QString::fromLatin1(accepted.join(", "))));
 }
 
 } // namespace replhost::http

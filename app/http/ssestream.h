@@ -1,21 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "streamlimiter.h"
-
-#include "core/contextmanager.h"
-
-#include <QObject>
-#include <QPointer>
-#include <QTimer>
-
-#include <memory>
-
-class QTcpSocket;
+#include "executionstream.h"
 
 namespace replhost::http {
 
-class HttpExchange;
 struct HttpRequest;
 
 // Streams one execution to one client as Server-Sent Events, over HTTP/1.1 chunked framing
@@ -33,13 +22,10 @@ struct HttpRequest;
 // keepAliveMs, which also finds clients that have gone away.
 //
 // A client that disconnects only ends its stream: the execution keeps running (use the
-// interrupt routes to stop it). The socket is held in a QPointer and checked before every write;
-// Qt deletes it when the client goes, and writing through a stale pointer would crash the
-// server (reproduced with Qt 6.4.2).
+// interrupt routes to stop it).
 //
-// Ownership: deletes itself when the stream ends or the client goes; keeps the exchange and the
-// execution alive until then. Threading: the engine thread (which serves HTTP too).
-class SseStream : public QObject {
+// Ownership and threading: see ExecutionStream.
+class SseStream : public ExecutionStream {
     Q_OBJECT
 public:
     // `firstIndex`: the first event sent; a client resuming with Last-Event-ID n passes n + 1
@@ -60,20 +46,9 @@ private:
     SseStream(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
               int keepAliveMs, int firstIndex, StreamLimiter::Lease lease);
 
-    void begin();
-    void onEvent(const sdk::Event &event, int index);
-    void sendKeepAlive();
-    bool send(const QByteArray &text);
-    void finish();
-    void stop();
-
-    std::shared_ptr<HttpExchange> m_exchange;
-    core::ExecutionPtr m_execution;
-    QPointer<QTcpSocket> m_socket;
-    StreamLimiter::Lease m_lease;
-    QTimer m_keepAlive;
-    int m_nextIndex = 0;
-    bool m_stopped = false;
+    QByteArray preamble() override;
+    QByteArray translate(const sdk::Event &event, int index) override;
+    QByteArray keepAlive() override;
 };
 
 } // namespace replhost::http

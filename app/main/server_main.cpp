@@ -7,6 +7,8 @@
 #include "core/engine.h"
 #include "http/apiserver.h"
 #include "http/curlexample.h"
+#include "http/e2bapi.h"
+#include "http/serverurlfile.h"
 #include "http/tokenstore.h"
 
 #include <replhost/sdk/version.h>
@@ -80,6 +82,9 @@ int main(int argc, char *argv[])
     engineConfig.pluginPaths = options.pluginPaths;
     if (options.maxOutputBytes > 0)
         engineConfig.maxOutputBytesPerExecution = options.maxOutputBytes;
+    engineConfig.maxResidentWorkers = options.maxResidentWorkers;
+    if (options.workerIdleTimeoutMs >= 0)
+        engineConfig.workerIdleTimeoutMs = options.workerIdleTimeoutMs;
     Result<std::unique_ptr<core::Engine>> opened = core::Engine::open(engineConfig);
     if (!opened) {
         err << "replhost-server: " << opened.error().message << '\n';
@@ -108,17 +113,49 @@ int main(int argc, char *argv[])
                "can run code as this user\n";
         err.flush();
     }
+    // How replhost-cli finds this server; written before the banner, so whoever reads the banner
+    // finds the file too.
+    http::ServerUrlFile urlFile(engine->dataDir());
+    if (const Result<void> written = urlFile.write(server->baseUrl(), QCoreApplication::applicationPid()); !written)
+        err << "replhost-server: warning: " << written.error().message << "; clients need --url\n";
     printBanner(out, *server, *token, engine->dataDir());
+    out << "E2B SDKs (debug mode): sandboxUrl " << server->baseUrl()
+        << http::E2bApi::capabilityPrefix() << '/' << token->value << '\n';
+    out.flush();
+
+    // The token-less E2B listener, only when asked for, and only on loopback.
+    std::unique_ptr<http::ApiServer> e2bServer;
+    if (options.e2bPort >= 0) {
+        http::ApiServerConfig e2bConfig = options.server;
+        e2bConfig.address = QHostAddress(QHostAddress::LocalHost);
+        e2bConfig.port = quint16(options.e2bPort);
+        e2bConfig.token.clear();
+        e2bConfig.e2bOnly = true;
+        e2bServer = std::make_unique<http::ApiServer>(*engine, e2bConfig);
+        if (const Result<void> listening = e2bServer->listen(); !listening) {
+            err << "replhost-server: " << listening.error().message << '\n';
+            return 1;
+        }
+        out << "E2B API without a token at " << e2bServer->baseUrl()
+            << "  (any local process can run code through it)\n";
+        out.flush();
+    }
 
     const int status = QCoreApplication::exec();
+    urlFile.remove();  // before the data dir is released to whichever server comes next
 
     // No new connections; then end the running commands and executions, so their streams get
     // their last events and the history records them; let those answers reach the clients; then
     // close the server and the engine (history flushed, lock released).
     server->stopListening();
+    if (e2bServer)
+        e2bServer->stopListening();
     engine->commands().shutdownAll();
     engine->contexts().shutdownAll();
     server->flush(1000);
+    if (e2bServer)
+        e2bServer->flush(500);
+    e2bServer.reset();
     server.reset();
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     engine.reset();

@@ -82,8 +82,31 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                                         QStringLiteral("Event streams one client address may hold "
                                                        "open at once (default 32; 0: no cap)."),
                                         QStringLiteral("count"), QStringLiteral("32"));
+    const QCommandLineOption keepAlive(QStringLiteral("sse-keep-alive"),
+                                       QStringLiteral("Milliseconds between keep-alive comments on "
+                                                      "a quiet event stream (default 15000)."),
+                                       QStringLiteral("ms"), QStringLiteral("15000"));
+    const QCommandLineOption maxWorkers(QStringLiteral("max-workers"),
+                                        QStringLiteral("Workers running at once; beyond it the least "
+                                                       "recently used idle context is made dormant "
+                                                       "and restored on its next use (default: one "
+                                                       "per 256 MiB of memory, 4 to 64)."),
+                                        QStringLiteral("count"));
+    const QCommandLineOption workerIdle(QStringLiteral("worker-idle-timeout"),
+                                        QStringLiteral("Seconds after which an idle context's "
+                                                       "worker stops, the context going dormant "
+                                                       "(default 1800; 0: never)."),
+                                        QStringLiteral("seconds"), QStringLiteral("1800"));
+    parser.addOptions({maxWorkers, workerIdle});
     parser.addOptions({help, version, host, port, dataDir, pluginPath, maxBody, allowOrigin,
-                       allowHost, idleTimeout, maxOutput, maxStreams});
+                       allowHost, idleTimeout, maxOutput, maxStreams, keepAlive});
+    const QCommandLineOption e2bPort(QStringLiteral("e2b-port"),
+                                     QStringLiteral("Also serve the E2B code interpreter API at the "
+                                                    "root of 127.0.0.1:<port>, WITHOUT a token, for "
+                                                    "E2B SDKs in debug mode (0 picks a free port). "
+                                                    "Any local process can then run code."),
+                                     QStringLiteral("port"));
+    parser.addOption(e2bPort);
 
     ServerOptions options;
     options.helpText = parser.helpText();
@@ -131,6 +154,31 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     const int streamCap = parser.value(maxStreams).toInt(&ok);
     if (!ok || streamCap < 0)
         return fail(QStringLiteral("--max-streams-per-client must be a number from 0 (no cap)"));
+    // A floor, so a typo cannot make every quiet stream a busy loop of comments.
+    const int keepAliveMs = parser.value(keepAlive).toInt(&ok);
+    if (!ok || keepAliveMs < 10 || keepAliveMs > 3600 * 1000)
+        return fail(QStringLiteral("--sse-keep-alive must be a number of milliseconds from 10 to "
+                                   "3600000"));
+
+    if (parser.isSet(e2bPort)) {
+        const uint e2b = parser.value(e2bPort).toUInt(&ok);
+        if (!ok || e2b > 65535)
+            return fail(QStringLiteral("--e2b-port must be a number from 0 to 65535"));
+        if (e2b != 0 && e2b == portNumber)
+            return fail(QStringLiteral("--e2b-port must differ from --port (%1)").arg(portNumber));
+        options.e2bPort = int(e2b);
+    }
+
+    int workerCap = 0;
+    if (parser.isSet(maxWorkers)) {
+        workerCap = parser.value(maxWorkers).toInt(&ok);
+        if (!ok || workerCap < 1 || workerCap > 100000)
+            return fail(QStringLiteral("--max-workers must be a number from 1 to 100000"));
+    }
+    const int workerIdleSeconds = parser.value(workerIdle).toInt(&ok);
+    if (!ok || workerIdleSeconds < 0 || workerIdleSeconds > 7 * 24 * 3600)
+        return fail(QStringLiteral("--worker-idle-timeout must be a number of seconds from 0 "
+                                   "(never) to 604800"));
 
     options.dataDir = parser.value(dataDir);
     options.pluginPaths = parser.values(pluginPath);
@@ -141,7 +189,10 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     options.server.limits.maxBodyBytes = bodyLimit;
     options.server.limits.idleTimeoutMs = idleSeconds * 1000;
     options.server.maxStreamsPerClient = streamCap;
+    options.server.sseKeepAliveMs = keepAliveMs;
     options.maxOutputBytes = outputLimit;
+    options.maxResidentWorkers = workerCap;
+    options.workerIdleTimeoutMs = workerIdleSeconds * 1000;
     return options;
 }
 

@@ -19,9 +19,14 @@ struct ServerOptions {
     QString dataDir;      // empty: REPLHOST_DATA_DIR, else the XDG default
     QStringList pluginPaths;
     qint64 maxOutputBytes = 0;     // per execution or command; 0: the engine's default
+    int maxResidentWorkers = 0;    // 0: the engine's default (sized to memory)
+    int workerIdleTimeoutMs = -1;  // -1: the engine's default; 0: never
     http::ApiServerConfig server;  // everything but the token
+    int e2bPort = -1;              // --e2b-port: the token-less E2B listener; -1: none
 
-    static constexpr quint16 kDefaultPort = 49999;  // what E2B clients in debug mode expect
+    // The port E2B's SDKs in debug mode expect; they reach the E2B routes there only through
+    // /e2b/<token>, or at the root of a --e2b-port listener.
+    static constexpr quint16 kDefaultPort = 49999;
 
     static ServerOptions parse(const QStringList &arguments);
 };

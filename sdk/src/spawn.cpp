@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spawn.h"
 
+#include "workerguard.h"
+
 #include <QFile>
 #include <QFileInfo>
 
@@ -152,6 +154,7 @@ Result<SpawnedProcess> spawnProcess(const QString &program, const QStringList &a
         envp.push_back(e.data());
     envp.push_back(nullptr);
 
+    WorkerGuard &guard = WorkerGuard::instance();  // started before the first worker
     pid_t pid = 0;
     const int rc = ::posix_spawn(&pid, path.constData(), &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
@@ -160,6 +163,9 @@ Result<SpawnedProcess> spawnProcess(const QString &program, const QStringList &a
         return makeError(QStringLiteral("unavailable"),
                          QStringLiteral("cannot start %1: %2").arg(program, errnoText(rc)));
 
+    // The worker is its own process group (POSIX_SPAWN_SETSID): the guard kills it all if this
+    // process dies without doing so.
+    guard.watch(pid);
     SpawnedProcess process;
     process.pid = pid;
     // The child is ours and not reaped yet, so its pid cannot have been reused in between.

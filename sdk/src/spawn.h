@@ -29,6 +29,8 @@ struct SpawnedProcess {
 //
 // Uses posix_spawn (a vfork-style clone), so it is cheap even from a large host process and
 // safe with other threads running. Fails with a message naming the program and the reason.
+// The new process group is handed to the WorkerGuard, which kills it if the host dies first;
+// whoever reaps the worker calls WorkerGuard::forget() after killing its group.
 Result<SpawnedProcess> spawnProcess(const QString &program, const QStringList &arguments,
                                     const QByteArrayList &environment,
                                     const QString &workingDirectory);

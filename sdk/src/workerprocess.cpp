@@ -6,6 +6,7 @@
 #include "framing.h"
 #include "markscanner.h"
 #include "spawn.h"
+#include "workerguard.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -390,6 +391,7 @@ WorkerProcess::Private::~Private()
             rc = pidfd >= 0 ? ::waitid(P_PIDFD, id_t(pidfd), &info, WEXITED)
                             : ::waitid(P_PID, id_t(pid), &info, WEXITED);
         } while (rc != 0 && errno == EINTR);
+        WorkerGuard::instance().forget(pid);
     }
     if (pidfd >= 0)
         ::close(pidfd);
@@ -1114,6 +1116,7 @@ void WorkerProcess::Private::onExitNotification()
     siginfo_t reapedInfo{};
     while (::waitid(idType, id, &reapedInfo, WEXITED) != 0 && errno == EINTR) {
     }
+    WorkerGuard::instance().forget(pid);
     reaped = true;
     exitPoll.stop();
     exitNotifier.reset();

@@ -51,19 +51,34 @@ bool ServerProcess::start(const QStringList &extraArguments, const QMap<QString,
     // Keep the user's own plugin directory out of the tests.
     if (!env.contains(QStringLiteral("XDG_DATA_HOME")))
         env.insert(QStringLiteral("XDG_DATA_HOME"), m_dataDir + QStringLiteral("-xdg"));
-    m_process.setProcessEnvironment(baseEnvironment(env));
-    m_process.setProgram(executable());
-    m_process.setArguments(QStringList{QStringLiteral("--port"), QStringLiteral("0"),
-                                       QStringLiteral("--data-dir"), m_dataDir}
-                           + extraArguments);
+    return launch(QStringList{QStringLiteral("--data-dir"), m_dataDir} + extraArguments, env);
+}
+
+bool ServerProcess::startWithDefaultDataDir(const QStringList &extraArguments,
+                                            const QMap<QString, QString> &environment)
+{
+    m_error.clear();
+    m_stdout.clear();
+    m_stderr.clear();
+    m_dataDir.clear();
+    return launch(extraArguments, environment);
+}
+
+bool ServerProcess::launch(const QStringList &arguments, const QMap<QString, QString> &environment)
+{
+    m_process.setProcessEnvironment(baseEnvironment(environment));
+    m_process.setProgram(m_executable);
+    m_process.setArguments(QStringList{QStringLiteral("--port"), QStringLiteral("0")} + arguments);
     m_process.start();
     if (!m_process.waitForStarted(10000)) {
-        m_error = QStringLiteral("cannot start %1: %2").arg(executable(), m_process.errorString());
+        m_error = QStringLiteral("cannot start %1: %2").arg(m_executable, m_process.errorString());
         return false;
     }
 
     static const QRegularExpression listening(QStringLiteral("listening on http://[^\\s]+:(\\d+)"));
     static const QRegularExpression token(QStringLiteral("^token: (\\S+)"), QRegularExpression::MultilineOption);
+    static const QRegularExpression dataDirectory(QStringLiteral("^data directory: (.+)$"),
+                                                  QRegularExpression::MultilineOption);
     QDeadlineTimer deadline(20000);
     while (!deadline.hasExpired()) {
         m_process.waitForReadyRead(100);
@@ -74,6 +89,8 @@ bool ServerProcess::start(const QStringList &extraArguments, const QMap<QString,
         if (listen.hasMatch() && tokenMatch.hasMatch()) {
             m_port = quint16(listen.captured(1).toUInt());
             m_token = tokenMatch.captured(1).toUtf8();
+            if (const auto directory = dataDirectory.match(out); directory.hasMatch())
+                m_dataDir = directory.captured(1);
             return true;
         }
         if (m_process.state() == QProcess::NotRunning)

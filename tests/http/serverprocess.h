@@ -23,6 +23,12 @@ public:
     // On failure returns false and error() says why (with the server's stderr).
     bool start(const QStringList &extraArguments = {}, const QMap<QString, QString> &environment = {},
                const QString &dataDir = {});
+    // Like start(), but without --data-dir: the server resolves its default data directory from
+    // `environment` (REPLHOST_DATA_DIR, XDG_DATA_HOME, HOME), and dataDir() is the one it prints.
+    bool startWithDefaultDataDir(const QStringList &extraArguments, const QMap<QString, QString> &environment);
+    // Starts this server binary instead of the build tree's (an installed or unpacked copy).
+    // Call before start().
+    void setExecutable(const QString &path) { m_executable = path; }
     // SIGTERM, then wait. Returns the exit code (-1 if it had to be killed or crashed).
     int stop(int timeoutMs = 15000);
 
@@ -56,6 +62,7 @@ public:
 
 private:
     static QProcessEnvironment baseEnvironment(const QMap<QString, QString> &extra);
+    bool launch(const QStringList &arguments, const QMap<QString, QString> &environment);
 
     std::unique_ptr<QTemporaryDir> m_tempDir;
     QProcess m_process;
@@ -65,4 +72,5 @@ private:
     QString m_error;
     QByteArray m_token;
     quint16 m_port = 0;
+    QString m_executable = executable();
 };

@@ -38,6 +38,14 @@ INSERT INTO execution_events (execution_id, seq, json) VALUES ('e1', 0, X'7B7D')
 )sql");
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
+    if (version >= 2) {
+        const QString error = raw.exec(R"sql(
+INSERT INTO contexts (id, workspace_id, language, name, cwd, execution_count, created_at,
+                      last_used_at, restore_policy, replay_base_count, replay_base_cwd)
+    VALUES ('c2', 'w1', 'bash', 'durable', '/w/sub', 3, 5, 6, 'fresh', 2, '/w');
+)sql");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
 }
 
 // What seedAtVersion(version) wrote, read back through the current API.
@@ -53,6 +61,10 @@ void verifySeed(Store &store, int version)
     QVERIFY_OK(ctx);
     QVERIFY(ctx->has_value());
     QCOMPARE((*ctx)->name, QStringLiteral("old"));
+    // Schema 1 recorded no replay base: a context upgraded from it replays nothing it ran then.
+    QCOMPARE((*ctx)->restorePolicy, RestorePolicy::Replay);
+    QCOMPARE((*ctx)->replayBaseCount, version >= 2 ? 0 : 1);
+    QCOMPARE((*ctx)->replayBaseCwd, version >= 2 ? QString() : QStringLiteral("/w"));
     auto env = store.env(EnvScope::Context, QStringLiteral("c1"));
     QVERIFY_OK(env);
     QCOMPARE(env->size(), 1);
@@ -65,6 +77,14 @@ void verifySeed(Store &store, int version)
     QVERIFY_OK(events);
     QCOMPARE(events->size(), 1);
     QCOMPARE(events->at(0).json, QByteArray("{}"));
+    if (version < 2)
+        return;
+    auto durable = store.context(QStringLiteral("c2"));
+    QVERIFY_OK(durable);
+    QVERIFY(durable->has_value());
+    QCOMPARE((*durable)->restorePolicy, RestorePolicy::Fresh);
+    QCOMPARE((*durable)->replayBaseCount, 2);
+    QCOMPARE((*durable)->replayBaseCwd, QStringLiteral("/w"));
 }
 
 // The schema as SQLite records it, to compare an upgraded file with a fresh one.

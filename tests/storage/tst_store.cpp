@@ -54,6 +54,9 @@ private slots:
     void renamingUnknownContextIsNotFound();
     void updateContextUsageChangesOnlyUsage();
     void contextsAreListedOldestFirst();
+    void restorePolicyAndReplayBaseRoundTrip();
+    void setReplayBaseChangesOnlyTheBase();
+    void replayableExecutionsAreTheSuccessfulOnesAfterTheBase();
     void contextDeleteCascadesToHistoryAndEnv();
 
     void executionSeqIncreasesPerContext();
@@ -551,6 +554,81 @@ void TstStore::contextRoundTrips()
     auto missing = m_store->context(QStringLiteral("nope"));
     QVERIFY_OK(missing);
     QVERIFY(!missing->has_value());
+}
+
+void TstStore::restorePolicyAndReplayBaseRoundTrip()
+{
+    ContextRecord c = makeContext(QStringLiteral("c1"), m_workspace.id);
+    QCOMPARE(c.restorePolicy, RestorePolicy::Replay);
+    c.restorePolicy = RestorePolicy::Fresh;
+    c.replayBaseCount = 4;
+    c.replayBaseCwd = QStringLiteral("/w/base");
+    QVERIFY_OK(m_store->insertContext(c));
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c2"), m_workspace.id)));
+    auto read = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(read);
+    QCOMPARE((*read)->restorePolicy, RestorePolicy::Fresh);
+    QCOMPARE((*read)->replayBaseCount, 4);
+    QCOMPARE((*read)->replayBaseCwd, QStringLiteral("/w/base"));
+    auto listed = m_store->contexts(m_workspace.id);
+    QVERIFY_OK(listed);
+    QCOMPARE(listed->size(), 2);
+    QCOMPARE(listed->at(0).restorePolicy, RestorePolicy::Fresh);
+    QCOMPARE(listed->at(1).restorePolicy, RestorePolicy::Replay);
+    QCOMPARE(listed->at(1).replayBaseCount, 0);
+}
+
+void TstStore::setReplayBaseChangesOnlyTheBase()
+{
+    ContextRecord c = makeContext(QStringLiteral("c1"), m_workspace.id, 10);
+    c.executionCount = 6;
+    QVERIFY_OK(m_store->insertContext(c));
+    QVERIFY_OK(m_store->setReplayBase(QStringLiteral("c1"), 6, QStringLiteral("/w/sub")));
+    auto read = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(read);
+    QCOMPARE((*read)->replayBaseCount, 6);
+    QCOMPARE((*read)->replayBaseCwd, QStringLiteral("/w/sub"));
+    QCOMPARE((*read)->executionCount, 6);
+    QCOMPARE((*read)->cwd, c.cwd);
+    QCOMPARE((*read)->restorePolicy, RestorePolicy::Replay);
+    QVERIFY_ERROR(m_store->setReplayBase(QStringLiteral("nope"), 1, QStringLiteral("/w")),
+                  "not_found");
+}
+
+void TstStore::replayableExecutionsAreTheSuccessfulOnesAfterTheBase()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c2"), m_workspace.id)));
+    const QStringList statuses{QStringLiteral("ok"), QStringLiteral("ok"), QStringLiteral("error"),
+                               QStringLiteral("ok"), QStringLiteral("interrupted"),
+                               QStringLiteral("timeout"), QStringLiteral("aborted"),
+                               QStringLiteral("running"), QStringLiteral("ok")};
+    for (int i = 0; i < statuses.size(); ++i) {
+        ExecutionRecord e;
+        e.contextId = QStringLiteral("c1");
+        e.code = QStringLiteral("run %1").arg(i + 1);
+        e.status = statuses.at(i);
+        e.executionCount = i + 1;
+        QVERIFY_OK(m_store->insertExecution(e));
+    }
+    ExecutionRecord other;
+    other.contextId = QStringLiteral("c2");
+    other.code = QStringLiteral("elsewhere");
+    other.status = QStringLiteral("ok");
+    other.executionCount = 5;
+    QVERIFY_OK(m_store->insertExecution(other));
+
+    auto codesAfter = [this](int base) {
+        QStringList codes;
+        auto rows = m_store->replayableExecutions(QStringLiteral("c1"), base);
+        if (rows)
+            for (const ExecutionRecord &e : *rows)
+                codes.append(e.code);
+        return codes;
+    };
+    QCOMPARE(codesAfter(0), (QStringList{"run 1", "run 2", "run 4", "run 9"}));
+    QCOMPARE(codesAfter(2), (QStringList{"run 4", "run 9"}));
+    QCOMPARE(codesAfter(9), QStringList());
 }
 
 void TstStore::contextInUnknownWorkspaceIsNotFound()

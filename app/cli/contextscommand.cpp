@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "contextscommand.h"
+
+#include "console.h"
+#include "texttable.h"
+
+#include <Poco/JSON/Array.h>
+
+namespace replhost::cli {
+
+Result<ExitStatus> ContextsCommand::execute()
+{
+    if (m_line.action == "ls")
+        return list();
+    if (m_line.action == "new")
+        return create();
+    if (m_line.action == "rm")
+        return remove();
+    return restart();
+}
+
+Result<ExitStatus> ContextsCommand::list()
+{
+    if (!m_line.arguments.empty())
+        return m_line.usageError("unexpected argument '" + m_line.arguments.front() + "'");
+    std::string path = m_client.scoped("/contexts");
+    if (m_line.has("language"))
+        path += "?language=" + ApiClient::encode(m_line.value("language"));
+    Result<HttpReply> reply = m_client.call("GET", path);
+    if (!reply)
+        return reply.failure();
+    if (m_line.json) {
+        Console::json(reply->body);
+        return ExitStatus::Ok;
+    }
+    TextTable table({"ID", "LANGUAGE", "STATE", "RUNS", "NAME"});
+    if (const Poco::JSON::Array::Ptr contexts = reply->array()) {
+        for (size_t i = 0; i < contexts->size(); ++i) {
+            const Poco::JSON::Object::Ptr context = contexts->getObject(unsigned(i));
+            if (!context)
+                continue;
+            table.addRow({context->optValue<std::string>("id", ""), context->optValue<std::string>("language", ""),
+                          context->optValue<std::string>("state", ""),
+                          context->optValue<std::string>("execution_count", "0"),
+                          context->optValue<std::string>("name", "")});
+        }
+    }
+    Console::out(table.text());
+    return ExitStatus::Ok;
+}
+
+Result<ExitStatus> ContextsCommand::create()
+{
+    if (!m_line.arguments.empty())
+        return m_line.usageError("unexpected argument '" + m_line.arguments.front() + "'");
+    if (!m_line.has("language"))
+        return m_line.usageError("say the new context's language with -l LANGUAGE");
+    Poco::JSON::Object body;
+    body.set("language", m_line.value("language"));
+    if (m_line.has("name"))
+        body.set("name", m_line.value("name"));
+    if (m_line.has("cwd"))
+        body.set("cwd", m_line.value("cwd"));
+    Result<Poco::JSON::Object> env = m_line.assignments(m_line.values("env"), "--env");
+    if (!env)
+        return env.failure();
+    if (env->size() > 0)
+        body.set("env", *env);
+
+    Result<HttpReply> reply = m_client.call("POST", m_client.scoped("/contexts"), body);
+    if (!reply)
+        return reply.failure();
+    if (m_line.json) {
+        Console::json(reply->body);
+    } else {
+        const Poco::JSON::Object::Ptr context = reply->object();
+        Console::out((context ? context->optValue<std::string>("id", "") : std::string()) + '\n');
+    }
+    return ExitStatus::Ok;
+}
+
+Result<ExitStatus> ContextsCommand::remove()
+{
+    if (m_line.arguments.empty())
+        return m_line.usageError("say which contexts to delete: contexts rm ID...");
+    Poco::JSON::Array deleted;
+    for (const std::string &id : m_line.arguments) {
+        Result<HttpReply> reply = m_client.call("DELETE", m_client.scoped("/contexts/" + ApiClient::encode(id)));
+        if (!reply)
+            return reply.failure();
+        deleted.add(id);
+    }
+    if (m_line.json) {
+        Poco::JSON::Object document;
+        document.set("deleted", deleted);
+        Console::json(document);
+    }
+    return ExitStatus::Ok;
+}
+
+Result<ExitStatus> ContextsCommand::restart()
+{
+    if (m_line.arguments.size() != 1)
+        return m_line.usageError("say which context to restart: contexts restart ID");
+    Result<HttpReply> reply = m_client.call(
+            "POST", m_client.scoped("/contexts/" + ApiClient::encode(m_line.arguments.front()) + "/restart"));
+    if (!reply)
+        return reply.failure();
+    if (m_line.json)
+        Console::json(reply->body);
+    return ExitStatus::Ok;
+}
+
+} // namespace replhost::cli

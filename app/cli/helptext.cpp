@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "helptext.h"
+
+namespace replhost::cli {
+
+std::string HelpText::overview()
+{
+    return R"(Usage: replhost-cli [options] COMMAND [ACTION] [arguments]
+
+A terminal client for replhost-server's HTTP API.
+
+Commands:
+  run                               run code in a context, streaming its output
+  contexts ls|new|rm|restart        the workspace's contexts
+  env show|set|unset|clear          env layers of the workspace or of a context
+  files ls|get|put                  files of the workspace directory
+  history                           the runs of a context, newest first
+  workspaces ls|new|rm              the server's workspaces
+
+Options (anywhere on the line):
+  --url URL            the server (default: $REPLHOST_URL, else <data dir>/server.json)
+  --token TOKEN        its token (default: $REPLHOST_TOKEN, else <data dir>/token)
+  --data-dir DIR       the server's data directory (default: $REPLHOST_DATA_DIR,
+                       else $XDG_DATA_HOME/replhost, else ~/.local/share/replhost)
+  -w, --workspace NAME work in this workspace (default: "default")
+  --json               machine-readable output: one JSON document on stdout
+  -h, --help           this help; with a command, that command's help
+  --version            the client's version
+
+Exit status: 0 ok, 1 the run failed (error, aborted) or a local file could not be
+read or written, 2 usage error, 3 server not found or not reachable, 4 no token or
+token refused, 5 request refused by the server, 124 run timed out, 130 run
+interrupted.
+
+'replhost-cli COMMAND --help' shows the options of a command.
+)";
+}
+
+std::string HelpText::forCommand(const std::string &command)
+{
+    if (command == "run") {
+        return R"(Usage: replhost-cli run [-l LANGUAGE | --context ID] [CODE | -f FILE] [options]
+
+Runs CODE (or FILE's content, or standard input when neither is given) and writes
+its stdout and stderr to this terminal as they arrive; results and text displays
+go to stdout, errors to stderr.
+
+  -l, --language LANGUAGE  run in the language's default context (created on first use)
+  --context ID             run in this context
+  -f, --file FILE          read the code from FILE ("-": standard input); without -l or
+                           --context, FILE's extension picks the language
+  -t, --timeout SECONDS    interrupt the run after this long (exit status 124)
+  -e, --env KEY=VALUE      set a variable for this run only (repeatable)
+
+Ctrl-C interrupts the run (the context keeps its state; exit status 130); a second
+Ctrl-C stops waiting at once. Exit status: the run's (0 ok, 1 error or aborted,
+124 timeout, 130 interrupted). --json prints the finished execution document.
+)";
+    }
+    if (command == "contexts") {
+        return R"(Usage: replhost-cli contexts ls [-l LANGUAGE]
+       replhost-cli contexts new -l LANGUAGE [--name NAME] [--cwd DIR] [-e KEY=VALUE]...
+       replhost-cli contexts rm ID...
+       replhost-cli contexts restart ID
+
+ls lists the workspace's contexts, oldest first. new starts one and prints its id.
+rm deletes contexts (their interpreters are killed). restart gives a context a fresh
+interpreter with the same id, directory and env layer.
+)";
+    }
+    if (command == "env") {
+        return R"(Usage: replhost-cli env show [--context ID] [--effective]
+       replhost-cli env set [--context ID] KEY=VALUE...
+       replhost-cli env unset [--context ID] KEY...
+       replhost-cli env clear [--context ID] KEY...
+
+The workspace's env layer, or a context's with --context. set sets keys; unset
+hides keys (also from the layers below); clear drops keys from the layer so the
+layers below show through. Changes reach each context's next run. show --effective
+prints the environment a context's next run starts from.
+)";
+    }
+    if (command == "files") {
+        return R"(Usage: replhost-cli files ls [PATH]
+       replhost-cli files get PATH [LOCAL]
+       replhost-cli files put LOCAL PATH
+
+Files of the workspace directory; PATH is relative to it. get writes to LOCAL (a
+file, or a directory to put it in), or to stdout when LOCAL is missing or "-".
+put reads LOCAL ("-": standard input) and creates missing directories.
+)";
+    }
+    if (command == "history") {
+        return R"(Usage: replhost-cli history (--context ID | -l LANGUAGE) [-n N] [--before CURSOR] [--all]
+
+The runs of a context, newest first. -l LANGUAGE means that language's default
+context.
+
+  -n, --limit N      runs per page (default 50, at most 500)
+  --before CURSOR    the page of runs older than CURSOR (printed under a page when
+                     there are more)
+  --all              every page
+)";
+    }
+    if (command == "workspaces") {
+        return R"(Usage: replhost-cli workspaces ls
+       replhost-cli workspaces new NAME [--directory DIR]
+       replhost-cli workspaces rm NAME [--purge]
+
+Workspaces hold contexts, an env layer and a directory of files; --workspace NAME
+makes the other commands work in one. rm deletes a workspace with its contexts and
+history; --purge also deletes its directory.
+)";
+    }
+    return overview();
+}
+
+} // namespace replhost::cli

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "command.h"
+
+#include <mutex>
+#include <string>
+
+namespace replhost::cli {
+
+// `replhost-cli run`: sends code to a context (--context) or to a language's default context
+// (-l, or guessed from the -f file's extension) and follows the run's event stream, writing its
+// stdout and stderr to the client's own as they arrive, results and displays as text on stdout,
+// errors on stderr. Ctrl-C sends an interrupt for the execution (the run ends "interrupted", the
+// context keeps its state); a second Ctrl-C stops waiting and leaves at once.
+//
+// The exit status is the run's: ok 0, error or aborted 1, timeout 124, interrupted 130. With
+// --json, stdout gets only the finished execution document.
+//
+// Threading: execute() on the main thread; interrupts come from the InterruptWatcher's thread.
+class RunCommand : public Command {
+public:
+    using Command::Command;
+
+    Result<ExitStatus> execute() override;
+
+private:
+    Result<std::string> readCode() const;
+    Result<std::string> languageOfFile(const std::string &path);
+    void render(const SseEvent &event);
+    void onInterrupt(int count);
+    void sendInterrupt(const std::string &executionId);
+
+
+    // Shared with the interrupt thread.
+    std::mutex m_mutex;
+    std::string m_executionId;
+    bool m_interruptWanted = false;
+    bool m_interruptSent = false;
+
+    // Main thread only.
+    std::string m_status;  // from the "done" event; empty until then
+    bool m_stateLost = false;
+};
+
+} // namespace replhost::cli

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "replay.h"
+
+#include <QJsonObject>
+
+namespace replhost::core {
+
+using sdk::Event;
+
+sdk::Event RestoreReport::toEvent(const QString &executionId) const
+{
+    QJsonObject fields{
+        {QStringLiteral("replayed"), replayed},
+        {QStringLiteral("total"), total},
+        {QStringLiteral("duration_ms"), durationMs},
+        {QStringLiteral("complete"), outcome == Outcome::Complete},
+    };
+    if (outcome != Outcome::Complete) {
+        QJsonObject failed{{QStringLiteral("ename"), ename}, {QStringLiteral("evalue"), evalue}};
+        if (!failedExecutionId.isEmpty()) {
+            failed.insert(QStringLiteral("id"), failedExecutionId);
+            failed.insert(QStringLiteral("execution_count"), failedExecutionCount);
+        }
+        fields.insert(QStringLiteral("failed_execution"), failed);
+    }
+    if (outcome == Outcome::InterpreterLost)
+        fields.insert(QStringLiteral("interpreter_lost"), true);
+    return Event::other(executionId, QStringLiteral("restored"), fields);
+}
+
+Replay::Replay(QList<storage::ExecutionRecord> executions)
+    : m_executions(std::move(executions))
+{
+    m_report.total = int(m_executions.size());
+    m_over = m_executions.isEmpty();
+}
+
+std::optional<sdk::ExecuteRequest> Replay::next()
+{
+    if (m_over || !m_inFlight.isEmpty())
+        return std::nullopt;
+    const storage::ExecutionRecord &execution = m_executions.at(m_next);
+    sdk::ExecuteRequest request;
+    // Not the execution's own id: that one belongs to a finished execution clients may look up.
+    request.id = QStringLiteral("replay-") + execution.id;
+    request.code = execution.code;
+    request.executionCount = execution.executionCount;
+    m_inFlight = request.id;
+    m_ename.clear();
+    m_evalue.clear();
+    return request;
+}
+
+bool Replay::owns(const sdk::Event &event) const
+{
+    return !m_inFlight.isEmpty() && event.executionId == m_inFlight;
+}
+
+bool Replay::take(const sdk::Event &event)
+{
+    if (event.kind == Event::Kind::Error && m_ename.isEmpty()) {
+        m_ename = event.fields.value(QLatin1String("ename")).toString();
+        m_evalue = event.fields.value(QLatin1String("evalue")).toString();
+        return false;
+    }
+    if (event.kind != Event::Kind::Done)
+        return false;  // output of a replayed execution is dropped
+
+    const QString cwd = event.fields.value(QLatin1String("cwd")).toString();
+    if (!cwd.isEmpty())
+        m_cwd = cwd;
+    const QString status = event.fields.value(QLatin1String("status")).toString();
+    if (event.fields.value(QLatin1String("state_lost")).toBool()) {
+        fail(RestoreReport::Outcome::InterpreterLost);
+    } else if (status != QLatin1String("ok")) {
+        if (m_ename.isEmpty()) {
+            // An interpreter that ends a run without an error event (a shell's nonzero status).
+            m_ename = status == QLatin1String("interrupted") ? QStringLiteral("Interrupted")
+                                                             : QStringLiteral("Failed");
+            m_evalue = QStringLiteral("the execution ended with status \"%1\"").arg(status);
+        }
+        fail(RestoreReport::Outcome::Failed);
+    } else {
+        m_report.replayed += 1;
+        m_inFlight.clear();
+        m_over = ++m_next >= m_executions.size();
+    }
+    return true;
+}
+
+void Replay::interpreterEnded(const QString &reason)
+{
+    if (m_over)
+        return;
+    if (m_ename.isEmpty()) {
+        m_ename = QStringLiteral("WorkerDied");
+        m_evalue = reason;
+    }
+    fail(RestoreReport::Outcome::InterpreterLost);
+}
+
+bool Replay::isOver() const
+{
+    return m_over;
+}
+
+void Replay::fail(RestoreReport::Outcome outcome)
+{
+    const storage::ExecutionRecord &execution = m_executions.at(m_next);
+    m_report.outcome = outcome;
+    m_report.failedExecutionId = execution.id;
+    m_report.failedExecutionCount = execution.executionCount;
+    m_report.ename = m_ename;
+    m_report.evalue = m_evalue;
+    m_inFlight.clear();
+    m_over = true;
+}
+
+} // namespace replhost::core

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "e2bapi.h"
+
+#include "e2bexecutionstream.h"
+#include "httpexchange.h"
+#include "jsonbody.h"
+#include "router.h"
+#include "streamlimiter.h"
+
+#include "core/engine.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QTcpSocket>
+
+namespace replhost::http {
+
+namespace {
+
+// E2B's Context object.
+QJsonObject contextJson(const core::ContextInfo &info)
+{
+    return {{QStringLiteral("id"), info.id},
+            {QStringLiteral("language"), info.language},
+            {QStringLiteral("cwd"), info.cwd}};
+}
+
+// What E2B's server answers where FastAPI returns None.
+void sendNull(const std::shared_ptr<HttpExchange> &exchange)
+{
+    exchange->send(200, "application/json", "null");
+}
+
+} // namespace
+
+E2bApi::E2bApi(core::Engine &engine, StreamLimiter &streams) : m_engine(engine), m_streams(streams)
+{
+}
+
+void E2bApi::registerRoutes(Router &router, const QString &prefix)
+{
+    auto bind = [this](void (E2bApi::*handler)(const ExchangePtr &)) {
+        return [this, handler](const ExchangePtr &exchange) { (this->*handler)(exchange); };
+    };
+    router.add("GET", prefix + QStringLiteral("/health"), bind(&E2bApi::health));
+    router.add("POST", prefix + QStringLiteral("/execute"), bind(&E2bApi::execute));
+    router.add("POST", prefix + QStringLiteral("/contexts"), bind(&E2bApi::createContext));
+    router.add("GET", prefix + QStringLiteral("/contexts"), bind(&E2bApi::listContexts));
+    router.add("POST", prefix + QStringLiteral("/contexts/{id}/restart"), bind(&E2bApi::restartContext));
+    router.add("DELETE", prefix + QStringLiteral("/contexts/{id}"), bind(&E2bApi::removeContext));
+}
+
+Result<QString> E2bApi::engineLanguage(const QString &e2bLanguage)
+{
+    const QString name = e2bLanguage.trimmed().toLower();
+    if (name.isEmpty())
+        return QStringLiteral("python");
+    if (name == QLatin1String("typescript") || name == QLatin1String("ts"))
+        return makeError(QStringLiteral("unsupported"),
+                         QStringLiteral("TypeScript is not supported: replhost's JavaScript handler "
+                                        "runs plain JavaScript (Node cannot strip types here); use "
+                                        "language \"javascript\""));
+    return name;
+}
+
+void E2bApi::sendError(const ExchangePtr &exchange, const Error &error, const QString &contextId)
+{
+    if (error.code == QLatin1String("not_found") && !contextId.isEmpty()) {
+        exchange->sendError(404, error.code, QStringLiteral("Context %1 not found").arg(contextId));
+        return;
+    }
+    exchange->sendError(error);
+}
+
+void E2bApi::health(const ExchangePtr &exchange)
+{
+    exchange->send(200, "application/json", "\"OK\"");
+}
+
+void E2bApi::execute(const ExchangePtr &exchange)
+{
+    const Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    const Result<QString> code = json->requiredString(QStringLiteral("code"));
+    const Result<QString> contextId = json->optionalString(QStringLiteral("context_id"));
+    const Result<QString> language = json->optionalString(QStringLiteral("language"));
+    const Result<QMap<QString, QString>> env = json->stringMap(QStringLiteral("env_vars"));
+    if (!code || !contextId || !language || !env) {
+        exchange->sendError(!code ? code.error()
+                            : !contextId ? contextId.error()
+                            : !language  ? language.error()
+                                         : env.error());
+        return;
+    }
+    if (!contextId->isEmpty() && !language->isEmpty()) {
+        exchange->sendError(400, QStringLiteral("bad_request"),
+                            QStringLiteral("Only one of context_id or language can be provided"));
+        return;
+    }
+
+    core::RunRequest run;
+    run.contextId = *contextId;
+    if (run.contextId.isEmpty()) {
+        const Result<QString> engineLanguage = E2bApi::engineLanguage(*language);
+        if (!engineLanguage) {
+            exchange->sendError(engineLanguage.error());
+            return;
+        }
+        run.language = *engineLanguage;
+    }
+    run.code = *code;
+    run.env = *env;
+
+    // The stream's slot is taken before the run starts: a refused client must not leave a run
+    // behind that nobody watches.
+    StreamLimiter::Lease lease = m_streams.admit(*exchange);
+    if (!lease)
+        return;
+    const Result<core::ExecutionPtr> started = m_engine.contexts().run(run);
+    if (!started) {
+        sendError(exchange, started.error(), run.contextId);
+        return;
+    }
+    E2bExecutionStream::start(exchange, *started, m_engine.contexts(), kKeepAliveMs, std::move(lease));
+}
+
+void E2bApi::createContext(const ExchangePtr &exchange)
+{
+    const Result<JsonBody> json = JsonBody::parse(exchange->request().body, true);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    const Result<QString> language = json->optionalString(QStringLiteral("language"));
+    const Result<QString> cwd = json->optionalString(QStringLiteral("cwd"));
+    if (!language || !cwd) {
+        exchange->sendError(!language ? language.error() : cwd.error());
+        return;
+    }
+    const Result<QString> engineLanguage = E2bApi::engineLanguage(*language);
+    if (!engineLanguage) {
+        exchange->sendError(engineLanguage.error());
+        return;
+    }
+    core::CreateContextRequest request;
+    request.language = *engineLanguage;
+    request.cwd = *cwd;  // empty: the workspace directory (E2B's default is /home/user)
+    const Result<core::ContextInfo> created = m_engine.contexts().create(request);
+    if (!created) {
+        exchange->sendError(created.error());
+        return;
+    }
+    exchange->sendJson(200, contextJson(*created));
+}
+
+void E2bApi::listContexts(const ExchangePtr &exchange)
+{
+    const Result<QList<core::ContextInfo>> contexts = m_engine.contexts().list(QString());
+    if (!contexts) {
+        exchange->sendError(contexts.error());
+        return;
+    }
+    QJsonArray list;
+    for (const core::ContextInfo &info : *contexts)
+        list.append(contextJson(info));
+    exchange->sendJson(200, list);
+}
+
+void E2bApi::restartContext(const ExchangePtr &exchange)
+{
+    const QString id = exchange->request().param(QStringLiteral("id"));
+    if (const Result<core::ContextInfo> restarted = m_engine.contexts().restart(QString(), id); !restarted) {
+        sendError(exchange, restarted.error(), id);
+        return;
+    }
+    sendNull(exchange);
+}
+
+void E2bApi::removeContext(const ExchangePtr &exchange)
+{
+    const QString id = exchange->request().param(QStringLiteral("id"));
+    if (const Result<void> removed = m_engine.contexts().remove(QString(), id); !removed) {
+        sendError(exchange, removed.error(), id);
+        return;
+    }
+    sendNull(exchange);
+}
+
+} // namespace replhost::http

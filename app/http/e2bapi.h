@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <replhost/sdk/result.h>
+
+#include <QString>
+
+#include <memory>
+
+namespace replhost::core { class Engine; }
+
+namespace replhost::http {
+
+class HttpExchange;
+class Router;
+class StreamLimiter;
+
+// The API of E2B's code interpreter server (what `@e2b/code-interpreter` and
+// `e2b-code-interpreter` call), over the same engine as the native API (docs/compat.md):
+//
+//   GET    /health                   "OK"
+//   POST   /execute                  {code, context_id?, language?, env_vars?} → NDJSON stream
+//   POST   /contexts                 {language?, cwd?} → {id, language, cwd}
+//   GET    /contexts                 [{id, language, cwd}]
+//   POST   /contexts/{id}/restart    null
+//   DELETE /contexts/{id}            null
+//
+// Contexts are those of the "default" workspace, so they are the same contexts the native API
+// and the workbench show. `language` picks that language's default context (created on first
+// use), neither field the Python one; `env_vars` form the execution env layer, so they hold for
+// that run only. E2B's status codes: 400 when both context_id and language are given, 404 for
+// an unknown context. Errors have replhost's body ({"code", "message"}) with E2B's wording.
+//
+// Ownership: the engine and the limiter must outlive this object. Threading: the engine thread.
+class E2bApi {
+public:
+    // Interval of keepalive lines on a quiet /execute stream, E2B's own.
+    static constexpr int kKeepAliveMs = 5000;
+    // Where the E2B routes live on the main listener: the token is a path segment, because the
+    // E2B SDKs in debug mode send no credential at all, only the URL they are given.
+    static QString capabilityPrefix() { return QStringLiteral("/e2b"); }
+
+    E2bApi(core::Engine &engine, StreamLimiter &streams);
+
+    // `prefix`: "" for the routes at the root (the E2B-only listener), or
+    // capabilityPrefix() + "/{token}".
+    void registerRoutes(Router &router, const QString &prefix);
+
+    // The engine's language for an E2B language name: "" → "python", the rest unchanged (the
+    // engine knows "js" and the other aliases, and says which languages exist). Error
+    // "unsupported" for TypeScript, which replhost's JavaScript handler cannot strip types from.
+    static Result<QString> engineLanguage(const QString &e2bLanguage);
+
+private:
+    using ExchangePtr = std::shared_ptr<HttpExchange>;
+
+    void health(const ExchangePtr &exchange);
+    void execute(const ExchangePtr &exchange);
+    void createContext(const ExchangePtr &exchange);
+    void listContexts(const ExchangePtr &exchange);
+    void restartContext(const ExchangePtr &exchange);
+    void removeContext(const ExchangePtr &exchange);
+
+    // Answers an engine error, in E2B's words for an unknown context.
+    static void sendError(const ExchangePtr &exchange, const Error &error, const QString &contextId);
+
+    core::Engine &m_engine;
+    StreamLimiter &m_streams;
+};
+
+} // namespace replhost::http

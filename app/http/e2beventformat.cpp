@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "e2beventformat.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QPair>
+
+namespace replhost::http {
+
+namespace {
+
+// MIME type → E2B result field; every other type goes into "extra".
+struct MimeField {
+    QLatin1String mime;
+    QLatin1String field;
+};
+constexpr MimeField kMimeFields[] = {
+    {QLatin1String("text/plain"), QLatin1String("text")},
+    {QLatin1String("text/html"), QLatin1String("html")},
+    {QLatin1String("text/markdown"), QLatin1String("markdown")},
+    {QLatin1String("image/svg+xml"), QLatin1String("svg")},
+    {QLatin1String("image/png"), QLatin1String("png")},
+    {QLatin1String("image/jpeg"), QLatin1String("jpeg")},
+    {QLatin1String("application/pdf"), QLatin1String("pdf")},
+    {QLatin1String("text/latex"), QLatin1String("latex")},
+    {QLatin1String("application/json"), QLatin1String("json")},
+    {QLatin1String("application/javascript"), QLatin1String("javascript")},
+};
+
+// The error E2B clients see for a run that ended badly without one (the engine normally sends
+// its own first, so this is a safety net rather than the rule).
+QPair<QString, QString> errorForStatus(const QString &status)
+{
+    if (status == QLatin1String("interrupted"))
+        return {QStringLiteral("ExecutionInterrupted"), QStringLiteral("the execution was interrupted")};
+    if (status == QLatin1String("timeout"))
+        return {QStringLiteral("Timeout"), QStringLiteral("the execution exceeded its time limit")};
+    if (status == QLatin1String("aborted"))
+        return {QStringLiteral("ExecutionAborted"), QStringLiteral("the execution was aborted")};
+    return {QStringLiteral("ExecutionFailed"), QStringLiteral("the execution ended with status %1").arg(status)};
+}
+
+// What a client must be told of replhost's own events, which E2B has no event for; empty for
+// the rest.
+QString notice(const sdk::Event &event)
+{
+    const QJsonObject &fields = event.fields;
+    if (event.type == QLatin1String("state_reset"))
+        return fields.value(QLatin1String("reason")).toString();
+    if (event.type == QLatin1String("truncated"))
+        return fields.value(QLatin1String("message")).toString();
+    if (event.type == QLatin1String("restored") && !fields.value(QLatin1String("complete")).toBool()) {
+        const QJsonObject failed = fields.value(QLatin1String("failed_execution")).toObject();
+        return QStringLiteral("this context was restored by running %1 of its %2 earlier runs again; "
+                              "the next one failed (%3: %4), so later state is missing")
+                .arg(fields.value(QLatin1String("replayed")).toInt())
+                .arg(fields.value(QLatin1String("total")).toInt())
+                .arg(failed.value(QLatin1String("ename")).toString(),
+                     failed.value(QLatin1String("evalue")).toString());
+    }
+    return {};
+}
+
+} // namespace
+
+QList<QJsonObject> E2bEventFormat::translate(const sdk::Event &event, const QDateTime &now)
+{
+    const QJsonObject &fields = event.fields;
+    if (event.kind == sdk::Event::Kind::Stream)
+        return streamed(fields.value(QLatin1String("name")).toString(),
+                        fields.value(QLatin1String("text")).toString(), now);
+    // Held-back output came first.
+    QList<QJsonObject> lines = flushPending(now);
+    switch (event.kind) {
+    case sdk::Event::Kind::Started:
+        lines.append({{QStringLiteral("type"), QStringLiteral("number_of_executions")},
+                      {QStringLiteral("execution_count"), fields.value(QLatin1String("execution_count"))}});
+        break;
+    case sdk::Event::Kind::Stream:
+        break;
+    case sdk::Event::Kind::Result:
+    case sdk::Event::Kind::Display:
+        lines.append(result(fields.value(QLatin1String("data")).toObject(),
+                            event.kind == sdk::Event::Kind::Result));
+        break;
+    case sdk::Event::Kind::Error: {
+        QStringList traceback;
+        for (const QJsonValue &line : fields.value(QLatin1String("traceback")).toArray())
+            traceback.append(line.toString());
+        const QJsonObject line = error(fields.value(QLatin1String("ename")).toString(),
+                                       fields.value(QLatin1String("evalue")).toString(),
+                                       traceback.join(QLatin1Char('\n')));
+        if (!line.isEmpty())
+            lines.append(line);
+        break;
+    }
+    case sdk::Event::Kind::Done: {
+        const QString status = fields.value(QLatin1String("status")).toString();
+        if (status != QLatin1String("ok") && status != QLatin1String("error")) {
+            const auto [name, value] = errorForStatus(status);
+            if (const QJsonObject made = error(name, value, {}); !made.isEmpty())
+                lines.append(made);
+        }
+        lines.append(endOfExecution());
+        break;
+    }
+    case sdk::Event::Kind::Other:
+        if (const QString text = notice(event); !text.isEmpty())
+            lines.append(output(QStringLiteral("stderr"), QStringLiteral("[replhost] %1\n").arg(text), now));
+        break;
+    }
+    return lines;
+}
+
+QList<QJsonObject> E2bEventFormat::flushPending(const QDateTime &now)
+{
+    if (m_pendingText.isEmpty())
+        return {};
+    const QJsonObject line = output(m_pendingStream, m_pendingText, now);
+    m_pendingText.clear();
+    return {line};
+}
+
+QList<QJsonObject> E2bEventFormat::streamed(const QString &stream, const QString &text, const QDateTime &now)
+{
+    // The other stream's held-back text was written first.
+    QList<QJsonObject> lines = stream == m_pendingStream ? QList<QJsonObject>{} : flushPending(now);
+    m_pendingStream = stream;
+    m_pendingText += text;
+    const qsizetype end = m_pendingText.lastIndexOf(QLatin1Char('\n')) + 1;
+    if (end > 0) {
+        lines.append(output(stream, m_pendingText.left(end), now));
+        m_pendingText.remove(0, end);
+    }
+    return lines;
+}
+
+QJsonObject E2bEventFormat::keepAlive()
+{
+    return {{QStringLiteral("type"), QStringLiteral("keepalive")}};
+}
+
+QJsonObject E2bEventFormat::endOfExecution()
+{
+    return {{QStringLiteral("type"), QStringLiteral("end_of_execution")}};
+}
+
+QJsonObject E2bEventFormat::result(const QJsonObject &mimeBundle, bool isMainResult)
+{
+    QJsonObject out{{QStringLiteral("type"), QStringLiteral("result")}};
+    QJsonObject extra = mimeBundle;
+    for (const MimeField &known : kMimeFields) {
+        const auto it = extra.constFind(known.mime);
+        if (it == extra.constEnd())
+            continue;
+        QJsonValue value = *it;
+        extra.remove(known.mime);
+        if (known.field == QLatin1String("text")) {
+            const QString text = value.toString();
+            if (text.size() >= 2 && text.startsWith(QLatin1Char('\'')) && text.endsWith(QLatin1Char('\'')))
+                value = text.mid(1, text.size() - 2);
+        }
+        out.insert(known.field, value);
+    }
+    out.insert(QStringLiteral("extra"), extra);
+    out.insert(QStringLiteral("is_main_result"), isMainResult);
+    return out;
+}
+
+QByteArray E2bEventFormat::line(const QJsonObject &event)
+{
+    return QJsonDocument(event).toJson(QJsonDocument::Compact) + '\n';
+}
+
+QJsonObject E2bEventFormat::output(const QString &stream, const QString &text, const QDateTime &now)
+{
+    return {{QStringLiteral("type"), stream == QLatin1String("stderr") ? QStringLiteral("stderr")
+                                                                       : QStringLiteral("stdout")},
+            {QStringLiteral("text"), text},
+            {QStringLiteral("timestamp"), now.toUTC().toString(Qt::ISODateWithMs)}};
+}
+
+QJsonObject E2bEventFormat::error(const QString &name, const QString &value, const QString &traceback)
+{
+    if (m_errorSent)
+        return {};
+    m_errorSent = true;
+    return {{QStringLiteral("type"), QStringLiteral("error")},
+            {QStringLiteral("name"), name},
+            {QStringLiteral("value"), value},
+            {QStringLiteral("traceback"), traceback}};
+}
+
+} // namespace replhost::http

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// E2B's published code interpreter SDK (@e2b/code-interpreter, unmodified, pinned in
+// package-lock.json) against a running replhost-server. The SDK is pointed at replhost the way
+// a user does it, through its environment: E2B_DEBUG=true and E2B_SANDBOX_URL, which
+// tst_e2bsdk sets to http://127.0.0.1:<port>/e2b/<token> or to the root of a --e2b-port
+// listener. Run by tst_e2bsdk with `node --test`; the tests run one after another.
+
+import { Sandbox, NotFoundError, SandboxError, TimeoutError } from '@e2b/code-interpreter'
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+assert.equal(process.env.E2B_DEBUG, 'true', 'E2B_DEBUG=true makes the SDK talk to E2B_SANDBOX_URL')
+assert.ok(process.env.E2B_SANDBOX_URL, 'E2B_SANDBOX_URL must point at replhost-server')
+
+// In debug mode create() makes no control-plane call: it only builds the client.
+const sandbox = await Sandbox.create()
+
+// For runCode calls that are expected to fail: the SDK clears its request timer only after a
+// successful answer, so a refused request would keep node alive for the timer's minute.
+const noRequestTimer = { requestTimeoutMs: 0 }
+
+test('runCode keeps state across calls', async () => {
+  const context = await sandbox.createCodeContext()
+  await sandbox.runCode('x = 1', { context })
+  const execution = await sandbox.runCode('x += 1; x', { context })
+  assert.equal(execution.text, '2')
+  assert.equal(execution.executionCount, 2)
+  assert.equal(execution.error, undefined)
+  await sandbox.removeCodeContext(context)
+})
+
+test('callbacks receive stdout, stderr, results and errors as they come', async () => {
+  const stdout = []
+  const stderr = []
+  const results = []
+  const errors = []
+  const callbacks = {
+    onStdout: (message) => stdout.push(message),
+    onStderr: (message) => stderr.push(message),
+    onResult: (result) => results.push(result),
+    onError: (error) => errors.push(error),
+  }
+  const execution = await sandbox.runCode(
+    "import sys\nprint('hello')\nprint('careful', file=sys.stderr)\n40 + 2", callbacks)
+  assert.deepEqual(stdout.map((m) => m.line), ['hello\n'])
+  assert.equal(stdout[0].error, false)
+  assert.deepEqual(stderr.map((m) => m.line), ['careful\n'])
+  assert.equal(stderr[0].error, true)
+  assert.equal(results.length, 1)
+  assert.equal(results[0].text, '42')
+  assert.equal(results[0].isMainResult, true)
+  assert.deepEqual(execution.logs, { stdout: ['hello\n'], stderr: ['careful\n'] })
+  assert.equal(errors.length, 0)
+
+  await sandbox.runCode('undefined_name', callbacks)
+  assert.equal(errors.length, 1)
+  assert.equal(errors[0].name, 'NameError')
+})
+
+test('display() output is a result that is not the main one', async () => {
+  const execution = await sandbox.runCode(
+    "display({'text/html': '<b>hi</b>', 'text/plain': 'hi'}, raw=True)\n'last'")
+  assert.equal(execution.results.length, 2)
+  assert.equal(execution.results[0].isMainResult, false)
+  assert.equal(execution.results[0].html, '<b>hi</b>')
+  assert.deepEqual(execution.results[0].formats(), ['html'])
+  assert.equal(execution.text, 'last')
+})
+
+test('an error has its name, value and traceback', async () => {
+  const execution = await sandbox.runCode('def f():\n    return 1 / 0\nf()')
+  assert.equal(execution.error.name, 'ZeroDivisionError')
+  assert.equal(execution.error.value, 'division by zero')
+  assert.match(execution.error.traceback, /ZeroDivisionError/)
+  assert.match(execution.error.traceback, /in f/)
+})
+
+test('per-run envs hold for that run only', async () => {
+  const read = "import os\nos.environ.get('REPLHOST_E2B_SDK', 'unset')"
+  const during = await sandbox.runCode(read, { envs: { REPLHOST_E2B_SDK: 'for this run' } })
+  assert.equal(during.text, 'for this run')
+  const after = await sandbox.runCode(read)
+  assert.equal(after.text, 'unset')
+
+  const shell = await sandbox.createCodeContext({ language: 'bash' })
+  const echoed = await sandbox.runCode('echo "[$REPLHOST_E2B_SDK]"', {
+    context: shell,
+    envs: { REPLHOST_E2B_SDK: 'bash too' },
+  })
+  assert.deepEqual(echoed.logs.stdout, ['[bash too]\n'])
+  const gone = await sandbox.runCode('echo "[$REPLHOST_E2B_SDK]"', { context: shell })
+  assert.deepEqual(gone.logs.stdout, ['[]\n'])
+  await sandbox.removeCodeContext(shell)
+})
+
+test('createCodeContext with cwd, and listCodeContexts', async () => {
+  // The default context's cwd is the workspace directory; contexts live inside it.
+  const home = (await sandbox.runCode('import os\nos.getcwd()')).text
+  await sandbox.runCode(`os.makedirs(${JSON.stringify(home + '/e2b-sdk-cwd')}, exist_ok=True)`)
+  const context = await sandbox.createCodeContext({ language: 'python', cwd: `${home}/e2b-sdk-cwd` })
+  assert.equal(context.language, 'python')
+  assert.equal(context.cwd, `${home}/e2b-sdk-cwd`)
+  assert.equal((await sandbox.runCode('import os\nos.getcwd()', { context })).text, context.cwd)
+
+  const listed = await sandbox.listCodeContexts()
+  assert.ok(listed.some((c) => c.id === context.id && c.cwd === context.cwd && c.language === 'python'))
+  await sandbox.removeCodeContext(context.id)
+})
+
+test('restartCodeContext clears the state', async () => {
+  const context = await sandbox.createCodeContext({ language: 'python' })
+  await sandbox.runCode('y = 5', { context })
+  assert.equal((await sandbox.runCode('y', { context })).text, '5')
+  await sandbox.restartCodeContext(context)
+  const after = await sandbox.runCode('y', { context })
+  assert.equal(after.error.name, 'NameError')
+  await sandbox.removeCodeContext(context)
+})
+
+test('removeCodeContext removes it for good', async () => {
+  const context = await sandbox.createCodeContext()
+  await sandbox.removeCodeContext(context)
+  const listed = await sandbox.listCodeContexts()
+  assert.ok(!listed.some((c) => c.id === context.id))
+  await assert.rejects(sandbox.runCode('1', { context, ...noRequestTimer }), NotFoundError)
+  await assert.rejects(sandbox.restartCodeContext(context), NotFoundError)
+})
+
+test('a JavaScript context keeps its bindings', async () => {
+  const context = await sandbox.createCodeContext({ language: 'javascript' })
+  assert.equal(context.language, 'javascript')
+  await sandbox.runCode('const base = 40', { context })
+  const execution = await sandbox.runCode('console.log("js"); base + 2', { context })
+  assert.equal(execution.text, '42')
+  assert.deepEqual(execution.logs.stdout, ['js\n'])
+  // `language` alone runs in that language's default context, "js" included.
+  assert.equal((await sandbox.runCode('await Promise.resolve(7)', { language: 'js' })).text, '7')
+  await sandbox.removeCodeContext(context)
+})
+
+test('a Bash context keeps its variables and directory', async () => {
+  const context = await sandbox.createCodeContext({ language: 'bash' })
+  await sandbox.runCode('export GREETING=hello; mkdir -p e2b-sdk-bash && cd e2b-sdk-bash', { context })
+  const execution = await sandbox.runCode('echo "$GREETING from $(basename "$PWD")"', { context })
+  assert.deepEqual(execution.logs.stdout, ['hello from e2b-sdk-bash\n'])
+  await sandbox.removeCodeContext(context)
+})
+
+test('TypeScript is refused, not faked', async () => {
+  await assert.rejects(sandbox.runCode('const n: number = 1', { language: 'typescript', ...noRequestTimer }),
+    (error) => error instanceof SandboxError && /501/.test(error.message))
+})
+
+test('timeoutMs interrupts a long run and the context keeps its state', async () => {
+  const context = await sandbox.createCodeContext()
+  await sandbox.runCode('z = 7', { context })
+  // A minute unless interrupted; `finished` is set only if it is not.
+  await assert.rejects(
+    sandbox.runCode('import time\nfor _ in range(240):\n    time.sleep(0.25)\nfinished = True',
+      { context, timeoutMs: 2000 }),
+    TimeoutError)
+  // The next run waits for the interrupted one to end, then sees the earlier state.
+  const after = await sandbox.runCode("(z, 'finished' in globals())", { context })
+  assert.equal(after.text, '(7, False)')
+  await sandbox.removeCodeContext(context)
+})

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: Apache-2.0
+// Durable contexts, engine side: a context whose worker is gone (evicted, engine reopened, killed)
+// is dormant, and its next use replays its successful history in a fresh interpreter; the limit
+// on resident workers and the idle timeout evict the least recently used idle contexts. Real
+// Engine on a temporary data directory, real workers through the real plugins.
+#include "core/engine.h"
+#include "storage/store.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+using namespace replhost;
+using namespace replhost::core;
+using sdk::Event;
+
+namespace {
+
+// Long enough for a fresh worker (a JVM among them) to start and replay on a busy machine.
+constexpr int kRunTimeout = 90000;
+
+QString stdoutOf(const ExecutionPtr &execution)
+{
+    QString text;
+    for (const Event &event : execution->events()) {
+        if (event.kind == Event::Kind::Stream
+            && event.fields.value(QLatin1String("name")).toString() == QLatin1String("stdout"))
+            text += event.fields.value(QLatin1String("text")).toString();
+    }
+    return text;
+}
+
+// The fields of the first event of `type`; empty when there is none.
+QJsonObject eventFields(const ExecutionPtr &execution, const QString &type)
+{
+    for (const Event &event : execution->events()) {
+        if (event.type == type)
+            return event.fields;
+    }
+    return {};
+}
+
+bool hasEvent(const ExecutionPtr &execution, const QString &type)
+{
+    return std::any_of(execution->events().cbegin(), execution->events().cend(),
+                       [&](const Event &event) { return event.type == type; });
+}
+
+QString eventsText(const ExecutionPtr &execution)
+{
+    QStringList lines{QStringLiteral("status %1:").arg(execution->status())};
+    for (const Event &event : execution->events())
+        lines.append(QString::fromUtf8(QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact)));
+    return lines.join(QLatin1Char('\n'));
+}
+
+// A process that has ended (a zombie waits only for its parent to collect it) does not count.
+bool processIsRunning(qint64 pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (pid <= 0 || !stat.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray line = stat.readAll();
+    const qsizetype paren = line.lastIndexOf(')');
+    return paren > 0 && paren + 2 < line.size() && line.at(paren + 2) != 'Z';
+}
+
+// Running processes whose parent is this test, other than the worker guard.
+QList<qint64> workerChildren()
+{
+    QList<qint64> found;
+    const QDir proc(QStringLiteral("/proc"));
+    for (const QString &entry : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        if (!numeric)
+            continue;
+        QFile stat(proc.filePath(entry + QStringLiteral("/stat")));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = stat.readAll();
+        const qsizetype open = line.indexOf('(');
+        const qsizetype close = line.lastIndexOf(')');
+        if (open < 0 || close < 0)
+            continue;
+        const QByteArray name = line.mid(open + 1, close - open - 1);
+        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
+        if (fields.size() < 2 || fields.at(0) == "Z" || name == "replhost-guard")
+            continue;
+        if (fields.at(1).toLongLong() == qint64(::getpid()))
+            found.append(pid);
+    }
+    return found;
+}
+
+} // namespace
+
+#define VERIFY_EXEC(condition, execution)                                                        \
+    do {                                                                                         \
+        if (!(condition))                                                                        \
+            QVERIFY2(condition, qPrintable(eventsText(execution)));                              \
+    } while (false)
+
+class DurableContextsTest : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dataDir;
+    std::unique_ptr<Engine> m_engine;
+
+    EngineConfig config() const
+    {
+        EngineConfig config;
+        config.dataDir = m_dataDir->path();
+        config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
+        return config;
+    }
+
+    bool openEngine(const EngineConfig &config)
+    {
+        m_engine.reset();
+        auto engine = Engine::open(config);
+        if (!engine) {
+            qWarning("cannot open the engine: %s", qPrintable(engine.error().message));
+            return false;
+        }
+        m_engine = std::move(*engine);
+        return true;
+    }
+
+    ContextManager &contexts() { return m_engine->contexts(); }
+
+    QString workspaceDir() { return m_engine->workspaces().get({})->directory; }
+
+    QString createContext(const QString &language, const QString &restore = {})
+    {
+        CreateContextRequest request;
+        request.language = language;
+        request.restore = restore;
+        auto created = contexts().create(request);
+        if (!created) {
+            qWarning("cannot create a %s context: %s", qPrintable(language),
+                     qPrintable(created.error().message));
+            return {};
+        }
+        return created->id;
+    }
+
+    ContextInfo info(const QString &id)
+    {
+        auto found = contexts().get({}, id);
+        return found ? *found : ContextInfo{};
+    }
+
+    ExecutionPtr start(const QString &contextId, const QString &code)
+    {
+        RunRequest request;
+        request.contextId = contextId;
+        request.code = code;
+        auto execution = contexts().run(request);
+        if (!execution) {
+            qWarning("run refused: %s", qPrintable(execution.error().message));
+            return nullptr;
+        }
+        return *execution;
+    }
+
+    // Runs and waits for the end; null (and a warning) when it never ends.
+    ExecutionPtr run(const QString &contextId, const QString &code)
+    {
+        ExecutionPtr execution = start(contextId, code);
+        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
+            qWarning("the run did not finish: %s", qPrintable(eventsText(execution)));
+            return nullptr;
+        }
+        return execution;
+    }
+
+    // Runs and requires status "ok".
+    bool runOk(const QString &contextId, const QString &code)
+    {
+        const ExecutionPtr execution = run(contextId, code);
+        if (execution && execution->status() != QLatin1String("ok"))
+            qWarning("expected ok: %s", qPrintable(eventsText(execution)));
+        return execution && execution->status() == QLatin1String("ok");
+    }
+
+    bool evict(const QString &contextId)
+    {
+        auto evicted = contexts().evict({}, contextId);
+        if (!evicted)
+            qWarning("cannot evict: %s", qPrintable(evicted.error().message));
+        return evicted && evicted->state == QLatin1String("dormant") && !evicted->resident;
+    }
+
+    int historySize(const QString &contextId)
+    {
+        auto rows = contexts().history({}, contextId, 0, 1000);
+        return rows ? int(rows->size()) : -1;
+    }
+
+    void languageRows()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("define");
+        QTest::addColumn<QString>("show");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("python") << "python" << "x = 41\ndef inc(v):\n    return v + 1"
+                                << "print(inc(x))" << "42\n";
+        QTest::newRow("bash") << "bash" << "x=41\ninc() { echo $(( $1 + 1 )); }"
+                              << "inc \"$x\"" << "42\n";
+        QTest::newRow("perl") << "perl" << "my $x = 41;\nsub inc { $_[0] + 1 }"
+                              << "print inc($x), \"\\n\";" << "42\n";
+        QTest::newRow("javascript") << "javascript" << "let x = 41\nconst inc = v => v + 1"
+                                    << "console.log(inc(x))" << "42\n";
+        QTest::newRow("java") << "java" << "int x = 41;\nint inc(int v) { return v + 1; }"
+                              << "System.out.println(inc(x));" << "42\n";
+    }
+
+    // The checks every restore makes: the new run's output is its own, and its events say
+    // how many executions were replayed.
+    void verifyRestored(const ExecutionPtr &after, const QString &expected, int replayed)
+    {
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(stdoutOf(after), expected);
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        VERIFY_EXEC(!restored.isEmpty(), after);
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), replayed);
+        QCOMPARE(restored.value(QLatin1String("total")).toInt(), replayed);
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), true);
+        QVERIFY(restored.value(QLatin1String("duration_ms")).toDouble() >= 0);
+        VERIFY_EXEC(!hasEvent(after, QStringLiteral("state_reset")), after);
+        // The restored event comes before anything of the run's own.
+        QCOMPARE(after->events().first().type, QStringLiteral("restored"));
+    }
+
+private slots:
+    void init()
+    {
+        m_dataDir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dataDir->isValid());
+        QVERIFY(openEngine(config()));
+    }
+
+    void cleanup()
+    {
+        m_engine.reset();
+        m_dataDir.reset();
+    }
+
+    void evictedContextComesBackWithItsState_data() { languageRows(); }
+    void evictedContextComesBackWithItsState()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, define);
+        QFETCH(QString, show);
+        QFETCH(QString, expected);
+
+        const QString id = createContext(language);
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, define));
+        const qint64 pid = info(id).pid;
+        QVERIFY(pid > 0);
+
+        QVERIFY(evict(id));
+        QCOMPARE(info(id).pid, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kRunTimeout);
+
+        verifyRestored(run(id, show), expected, 1);
+        QCOMPARE(info(id).executionCount, 2);
+        QCOMPARE(info(id).state, QStringLiteral("idle"));
+        QVERIFY(info(id).resident);
+        // The replay is not history: two runs, two rows.
+        QCOMPARE(historySize(id), 2);
+    }
+
+    void stateSurvivesReopeningTheEngine_data() { languageRows(); }
+    void stateSurvivesReopeningTheEngine()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, define);
+        QFETCH(QString, show);
+        QFETCH(QString, expected);
+
+        const QString id = createContext(language);
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, define));
+        QVERIFY(contexts().changeEnv({}, id, {{QStringLiteral("RH_KEPT"), QStringLiteral("1")}},
+                                     {}, {}).ok());
+        const ContextInfo before = info(id);
+
+        QVERIFY(openEngine(config()));
+        const ContextInfo after = info(id);
+        QCOMPARE(after.id, id);
+        QCOMPARE(after.state, QStringLiteral("dormant"));
+        QVERIFY(!after.resident);
+        QCOMPARE(after.language, language);
+        QCOMPARE(after.cwd, before.cwd);
+        QCOMPARE(after.executionCount, 1);
+        QCOMPARE(after.restore, QStringLiteral("replay"));
+        QCOMPARE(contexts().effectiveEnv({}, id)->value(QStringLiteral("RH_KEPT")),
+                 QStringLiteral("1"));
+
+        verifyRestored(run(id, show), expected, 1);
+        QCOMPARE(historySize(id), 2);
+    }
+
+    // The replay starts where the state it rebuilds started, so relative paths mean what they
+    // meant, and the cwd ends where the runs left it.
+    void replayStartsInTheCwdTheStateStartedIn()
+    {
+        const QString id = createContext(QStringLiteral("bash"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("mkdir -p sub/deeper && cd sub")));
+        QVERIFY(runOk(id, QStringLiteral("cd deeper && marker=here")));
+        const QString cwd = info(id).cwd;
+        QVERIFY2(cwd.endsWith(QLatin1String("/sub/deeper")), qPrintable(cwd));
+
+        QVERIFY(evict(id));
+        const ExecutionPtr after = run(id, QStringLiteral("echo \"$PWD $marker\""));
+        verifyRestored(after, cwd + QStringLiteral(" here\n"), 2);
+        QCOMPARE(info(id).cwd, cwd);
+    }
+
+    void replayIsSilent()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("print('first run')\nx = 1")));
+        QVERIFY(runOk(id, QStringLiteral("import sys\nsys.stderr.write('noise\\n')\nx += 1\nx")));
+
+        QVERIFY(evict(id));
+        const ExecutionPtr after = run(id, QStringLiteral("print(x)"));
+        verifyRestored(after, QStringLiteral("2\n"), 2);
+        for (const Event &event : after->events())
+            VERIFY_EXEC(event.kind != Event::Kind::Result && event.kind != Event::Kind::Error
+                            && !(event.kind == Event::Kind::Stream
+                                 && event.fields.value(QLatin1String("name")) == "stderr"),
+                        after);
+        QCOMPARE(after->executionCount(), 3);
+    }
+
+    void failedAndInterruptedRunsAreNotReplayed()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        const ExecutionPtr failed = run(id, QStringLiteral("x = 2\nraise ValueError('no')"));
+        QVERIFY(failed);
+        QCOMPARE(failed->status(), QStringLiteral("error"));
+        const ExecutionPtr interrupted =
+            start(id, QStringLiteral("import time\nx = 3\nprint('looping', flush=True)\n"
+                                     "while True:\n    time.sleep(0.05)"));
+        QVERIFY(interrupted);
+        QTRY_VERIFY_WITH_TIMEOUT(stdoutOf(interrupted).contains(QLatin1String("looping")),
+                                 kRunTimeout);
+        QVERIFY(contexts().interruptExecution(interrupted->id()).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(interrupted->isFinished(), kRunTimeout);
+        QCOMPARE(interrupted->status(), QStringLiteral("interrupted"));
+
+        QVERIFY(evict(id));
+        verifyRestored(run(id, QStringLiteral("print(x)")), QStringLiteral("1\n"), 1);
+    }
+
+    void replayStopsAtTheFirstExecutionThatFails()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        const QString input = QDir(workspaceDir()).filePath(QStringLiteral("input.txt"));
+        {
+            QFile file(input);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("data");
+        }
+        QVERIFY(runOk(id, QStringLiteral("a = 1")));
+        const ExecutionPtr reads = run(id, QStringLiteral("b = open('input.txt').read()"));
+        QVERIFY(reads);
+        QCOMPARE(reads->status(), QStringLiteral("ok"));
+        QVERIFY(runOk(id, QStringLiteral("c = 3")));
+        QVERIFY(QFile::remove(input));
+        const qint64 pidBefore = info(id).pid;
+
+        QVERIFY(evict(id));
+        const ExecutionPtr after =
+            run(id, QStringLiteral("print(a, 'b' in globals(), 'c' in globals())"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(stdoutOf(after), QStringLiteral("1 False False\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 1);
+        QCOMPARE(restored.value(QLatin1String("total")).toInt(), 3);
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), false);
+        const QJsonObject failed = restored.value(QLatin1String("failed_execution")).toObject();
+        QCOMPARE(failed.value(QLatin1String("id")).toString(), reads->id());
+        QCOMPARE(failed.value(QLatin1String("execution_count")).toInt(), reads->executionCount());
+        QCOMPARE(failed.value(QLatin1String("ename")).toString(),
+                 QStringLiteral("FileNotFoundError"));
+        QVERIFY(!failed.value(QLatin1String("evalue")).toString().isEmpty());
+
+        // The context goes on from what was restored, in the same interpreter.
+        const qint64 pid = info(id).pid;
+        QVERIFY(pid > 0 && pid != pidBefore);
+        const ExecutionPtr next = run(id, QStringLiteral("print(a + 1)"));
+        QVERIFY(next);
+        QCOMPARE(stdoutOf(next), QStringLiteral("2\n"));
+        VERIFY_EXEC(!hasEvent(next, QStringLiteral("restored")), next);
+        QCOMPARE(info(id).pid, pid);
+    }
+
+    // A replay that kills the interpreter would kill every next one too: the context starts
+    // afresh instead, and later restores do not reach back past that point.
+    void replayThatKillsTheInterpreterStartsAfresh()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        const ExecutionPtr trap = run(id, QStringLiteral(
+            "import os\nif os.path.exists('crash.flag'):\n    os._exit(3)"));
+        QVERIFY(trap);
+        QCOMPARE(trap->status(), QStringLiteral("ok"));
+        {
+            QFile flag(QDir(workspaceDir()).filePath(QStringLiteral("crash.flag")));
+            QVERIFY(flag.open(QIODevice::WriteOnly));
+        }
+
+        QVERIFY(evict(id));
+        const ExecutionPtr after = run(id, QStringLiteral("y = 5\nprint('x' in globals())"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(stdoutOf(after), QStringLiteral("False\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), false);
+        QCOMPARE(restored.value(QLatin1String("interpreter_lost")).toBool(), true);
+        QCOMPARE(restored.value(QLatin1String("failed_execution")).toObject()
+                     .value(QLatin1String("id")).toString(),
+                 trap->id());
+        VERIFY_EXEC(hasEvent(after, QStringLiteral("state_reset")), after);
+
+        QVERIFY(evict(id));
+        verifyRestored(run(id, QStringLiteral("print(y, 'x' in globals())")),
+                       QStringLiteral("5 False\n"), 1);
+    }
+
+    void freshPolicyStartsAnEmptyInterpreter()
+    {
+        const QString id = createContext(QStringLiteral("python"), QStringLiteral("fresh"));
+        QVERIFY(!id.isEmpty());
+        QCOMPARE(info(id).restore, QStringLiteral("fresh"));
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+
+        QVERIFY(evict(id));
+        const ExecutionPtr after = run(id, QStringLiteral("y = 2\nprint('x' in globals())"));
+        QVERIFY(after);
+        QCOMPARE(stdoutOf(after), QStringLiteral("False\n"));
+        VERIFY_EXEC(hasEvent(after, QStringLiteral("state_reset")), after);
+        VERIFY_EXEC(!hasEvent(after, QStringLiteral("restored")), after);
+
+        // The policy is kept with the context.
+        QVERIFY(openEngine(config()));
+        QCOMPARE(info(id).restore, QStringLiteral("fresh"));
+        const ExecutionPtr reopened = run(id, QStringLiteral("print('y' in globals())"));
+        QVERIFY(reopened);
+        QCOMPARE(stdoutOf(reopened), QStringLiteral("False\n"));
+        VERIFY_EXEC(hasEvent(reopened, QStringLiteral("state_reset")), reopened);
+    }
+
+    void unknownRestorePolicyIsRefused()
+    {
+        CreateContextRequest request;
+        request.language = QStringLiteral("bash");
+        request.restore = QStringLiteral("sometimes");
+        auto created = contexts().create(request);
+        QVERIFY(!created);
+        QCOMPARE(created.error().code, QStringLiteral("bad_request"));
+        QCOMPARE(created.error().message,
+                 QStringLiteral("restore must be \"replay\" or \"fresh\", not \"sometimes\""));
+        QVERIFY(contexts().all().isEmpty());
+    }
+
+    // A restart is a deliberate reset: it replays nothing, and later restores start after it.
+    void restartIsNotUndoneByALaterRestore()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("a = 1")));
+        QVERIFY(contexts().restart({}, id).ok());
+        const ExecutionPtr afterRestart = run(id, QStringLiteral("b = 2\nprint('a' in globals())"));
+        QVERIFY(afterRestart);
+        QCOMPARE(stdoutOf(afterRestart), QStringLiteral("False\n"));
+        VERIFY_EXEC(!hasEvent(afterRestart, QStringLiteral("restored")), afterRestart);
+        VERIFY_EXEC(!hasEvent(afterRestart, QStringLiteral("state_reset")), afterRestart);
+
+        QVERIFY(openEngine(config()));
+        verifyRestored(run(id, QStringLiteral("print('a' in globals(), b)")),
+                       QStringLiteral("False 2\n"), 1);
+    }
+
+    // Killed from outside while idle: no run brought it down, so its state is replayed.
+    void workerKilledBetweenRunsIsRestored()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 7")));
+        const qint64 pid = info(id).pid;
+        QVERIFY(::kill(pid_t(pid), SIGKILL) == 0);
+        QTRY_COMPARE_WITH_TIMEOUT(info(id).state, QStringLiteral("dead"), kRunTimeout);
+
+        verifyRestored(run(id, QStringLiteral("print(x)")), QStringLiteral("7\n"), 1);
+    }
+
+    // A run that took the interpreter down declared the state lost; restores after it do not
+    // bring back what came before.
+    void stateLostInARunIsNotReplayedLater()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        const ExecutionPtr died = run(id, QStringLiteral("import os\nos._exit(3)"));
+        QVERIFY(died);
+        QVERIFY(eventFields(died, QStringLiteral("done")).value(QLatin1String("state_lost")).toBool());
+        const ExecutionPtr fresh = run(id, QStringLiteral("y = 2"));
+        QVERIFY(fresh);
+        VERIFY_EXEC(hasEvent(fresh, QStringLiteral("state_reset")), fresh);
+
+        QVERIFY(evict(id));
+        verifyRestored(run(id, QStringLiteral("print('x' in globals(), y)")),
+                       QStringLiteral("False 2\n"), 1);
+    }
+
+    // Interrupting the only run that waits for a restore stops the restore: its interpreter is
+    // discarded and the context stays dormant, to be restored in full on its next use.
+    void interruptingTheWaitingRunStopsTheRestore()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        const QString gate = QDir(workspaceDir()).filePath(QStringLiteral("gate"));
+        {
+            QFile file(gate);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+        }
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        QVERIFY(runOk(id, QStringLiteral(
+            "import os, time\nwhile not os.path.exists('gate'):\n    time.sleep(0.02)")));
+        QVERIFY(QFile::remove(gate));
+
+        QVERIFY(evict(id));
+        const ExecutionPtr waiting = start(id, QStringLiteral("print(x)"));
+        QVERIFY(waiting);
+        QTRY_COMPARE_WITH_TIMEOUT(info(id).state, QStringLiteral("restoring"), kRunTimeout);
+        const qint64 restoringPid = info(id).pid;
+        QVERIFY(restoringPid > 0);
+        QCOMPARE(waiting->status(), QStringLiteral("queued"));
+
+        QVERIFY(contexts().interruptExecution(waiting->id()).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(waiting->isFinished(), kRunTimeout);
+        QCOMPARE(waiting->status(), QStringLiteral("aborted"));
+        QCOMPARE(info(id).state, QStringLiteral("dormant"));
+        QVERIFY(!info(id).resident);
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(restoringPid), kRunTimeout);
+
+        {
+            QFile file(gate);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+        }
+        verifyRestored(run(id, QStringLiteral("print(x)")), QStringLiteral("1\n"), 2);
+    }
+
+    // Asking a dormant context something restores it first; the next run tells of the restore.
+    void variablesOfADormantContextAreTheRestoredOnes()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("restored_variable = 1")));
+        QVERIFY(evict(id));
+
+        std::optional<Result<QJsonObject>> reply;
+        contexts().variables({}, id, [&reply](Result<QJsonObject> r) { reply = std::move(r); });
+        QTRY_VERIFY_WITH_TIMEOUT(reply.has_value(), kRunTimeout);
+        QVERIFY(reply->ok());
+        QStringList names;
+        for (const QJsonValue &v : reply->value().value(QLatin1String("variables")).toArray())
+            names.append(v.toObject().value(QLatin1String("name")).toString());
+        QVERIFY2(names.contains(QStringLiteral("restored_variable")), qPrintable(names.join(',')));
+
+        verifyRestored(run(id, QStringLiteral("print(restored_variable)")), QStringLiteral("1\n"), 1);
+    }
+
+    // Contexts kept from an earlier engine start no worker until they are used.
+    void hundredDormantContextsStartNoWorker()
+    {
+        constexpr int kContexts = 100;
+        const QString workspaceId = m_engine->workspaces().get({})->id;
+        const QString cwd = workspaceDir();
+        m_engine.reset();
+        {
+            auto store = storage::Store::open(QDir(m_dataDir->path()).filePath(QStringLiteral("replhost.db")));
+            QVERIFY(store.ok());
+            for (int i = 0; i < kContexts; ++i) {
+                storage::ContextRecord row;
+                row.id = QStringLiteral("ctx-%1").arg(i, 3, 10, QLatin1Char('0'));
+                row.workspaceId = workspaceId;
+                row.language = QStringLiteral("bash");
+                row.cwd = cwd;
+                row.replayBaseCwd = cwd;
+                row.executionCount = 1;
+                row.createdAt = 1000 + i;
+                QVERIFY((*store)->insertContext(row).ok());
+                storage::ExecutionRecord execution;
+                execution.contextId = row.id;
+                execution.code = QStringLiteral("n=%1").arg(i);
+                execution.status = QStringLiteral("ok");
+                execution.executionCount = 1;
+                QVERIFY((*store)->insertExecution(execution).ok());
+            }
+        }
+        QVERIFY(openEngine(config()));
+
+        const QList<ContextInfo> all = contexts().all();
+        QCOMPARE(all.size(), kContexts);
+        for (const ContextInfo &context : all) {
+            QCOMPARE(context.state, QStringLiteral("dormant"));
+            QVERIFY(!context.resident);
+            QCOMPARE(context.pid, 0);
+        }
+        QCOMPARE(workerChildren(), QList<qint64>());
+
+        verifyRestored(run(QStringLiteral("ctx-042"), QStringLiteral("echo $n")),
+                       QStringLiteral("42\n"), 1);
+        int resident = 0;
+        for (const ContextInfo &context : contexts().all())
+            resident += context.resident ? 1 : 0;
+        QCOMPARE(resident, 1);
+        QCOMPARE(workerChildren().size(), 1);
+    }
+
+    void defaultWorkerLimitIsSizedToMemory()
+    {
+        QFile meminfo(QStringLiteral("/proc/meminfo"));
+        QVERIFY(meminfo.open(QIODevice::ReadOnly));
+        const QList<QByteArray> total = meminfo.readLine().simplified().split(' ');
+        QCOMPARE(total.value(0), QByteArray("MemTotal:"));
+        const qint64 kib = total.value(1).toLongLong();
+        const int expected = int(std::clamp<qint64>(kib / (256 * 1024), 4, 64));
+        QCOMPARE(EngineConfig::defaultMaxResidentWorkers(), expected);
+        EngineConfig config;
+        QCOMPARE(config.resolvedMaxResidentWorkers(), expected);
+        config.maxResidentWorkers = 3;
+        QCOMPARE(config.resolvedMaxResidentWorkers(), 3);
+    }
+
+    void leastRecentlyUsedIdleContextIsEvictedFirst()
+    {
+        EngineConfig limited = config();
+        limited.maxResidentWorkers = 2;
+        QVERIFY(openEngine(limited));
+
+        const QString a = createContext(QStringLiteral("bash"));
+        const QString b = createContext(QStringLiteral("bash"));
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        QVERIFY(runOk(b, QStringLiteral("v=b")));
+        QVERIFY(runOk(a, QStringLiteral("v=a")));  // a is now the most recently used
+
+        const QString c = createContext(QStringLiteral("bash"));
+        QVERIFY(!c.isEmpty());
+        QVERIFY(info(a).resident);
+        QCOMPARE(info(b).state, QStringLiteral("dormant"));
+        QVERIFY(info(c).resident);
+
+        // Using b brings it back and sends away the least recently used of a and c: a.
+        verifyRestored(run(b, QStringLiteral("echo $v")), QStringLiteral("b\n"), 1);
+        QCOMPARE(info(a).state, QStringLiteral("dormant"));
+        QVERIFY(info(b).resident);
+        QVERIFY(info(c).resident);
+    }
+
+    void evictionNeverTakesABusyContext()
+    {
+        EngineConfig limited = config();
+        limited.maxResidentWorkers = 1;
+        QVERIFY(openEngine(limited));
+        const QString gate = QDir(workspaceDir()).filePath(QStringLiteral("go"));
+
+        const QString busy = createContext(QStringLiteral("python"));
+        QVERIFY(!busy.isEmpty());
+        QVERIFY(runOk(busy, QStringLiteral("kept = 1")));
+        const ExecutionPtr waiting = start(busy, QStringLiteral(
+            "import os, time\nprint('waiting', flush=True)\n"
+            "while not os.path.exists('go'):\n    time.sleep(0.02)\nkept += 1"));
+        QVERIFY(waiting);
+        const ExecutionPtr queued = start(busy, QStringLiteral("print(kept)"));
+        QVERIFY(queued);
+        QTRY_VERIFY_WITH_TIMEOUT(stdoutOf(waiting).contains(QLatin1String("waiting")), kRunTimeout);
+        const qint64 pid = info(busy).pid;
+
+        // Over the limit: the busy context stays; the new one, the only one that can go, goes as
+        // soon as its worker is ready.
+        const QString other = createContext(QStringLiteral("bash"));
+        QVERIFY(!other.isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(info(other).state, QStringLiteral("dormant"), kRunTimeout);
+        QVERIFY(info(busy).resident);
+        QCOMPARE(info(busy).pid, pid);
+        QVERIFY(!waiting->isFinished());
+        QVERIFY(!queued->isFinished());
+
+        {
+            QFile file(gate);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(queued->isFinished(), kRunTimeout);
+        QCOMPARE(waiting->status(), QStringLiteral("ok"));
+        QCOMPARE(stdoutOf(queued), QStringLiteral("2\n"));
+        VERIFY_EXEC(!hasEvent(queued, QStringLiteral("restored")), queued);
+        QCOMPARE(info(busy).pid, pid);
+        QCOMPARE(info(other).state, QStringLiteral("dormant"));
+    }
+
+    void idleWorkerIsEvictedAfterTheTimeout()
+    {
+        EngineConfig idle = config();
+        idle.workerIdleTimeoutMs = 200;
+        QVERIFY(openEngine(idle));
+
+        const QString id = createContext(QStringLiteral("bash"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("v=kept")));
+        const qint64 pid = info(id).pid;
+        QTRY_COMPARE_WITH_TIMEOUT(info(id).state, QStringLiteral("dormant"), kRunTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kRunTimeout);
+
+        verifyRestored(run(id, QStringLiteral("echo $v")), QStringLiteral("kept\n"), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(DurableContextsTest)
+#include "tst_durablecontexts.moc"

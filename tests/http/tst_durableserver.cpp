@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+// Durable contexts across server processes: a context outlives replhost-server, whether it was
+// stopped or killed with SIGKILL, and comes back with its state on its next run; no worker
+// outlives a killed server. Real replhost-server processes on one data directory, real workers
+// in every language, spoken to with Poco.
+
+#include "apiclient.h"
+#include "serverprocess.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+namespace {
+
+constexpr int kWorkerTimeout = 60000;
+
+// Processes (not zombies) whose process group is `group`.
+QList<qint64> membersOfGroup(qint64 group)
+{
+    QList<qint64> members;
+    const QDir proc(QStringLiteral("/proc"));
+    for (const QString &entry : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        if (!numeric)
+            continue;
+        QFile stat(proc.filePath(entry + QStringLiteral("/stat")));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = stat.readAll();
+        const qsizetype close = line.lastIndexOf(')');
+        // After the name: state, ppid, pgrp.
+        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
+        if (close > 0 && fields.size() > 2 && fields.at(0) != "Z" && fields.at(2).toLongLong() == group)
+            members.append(pid);
+    }
+    return members;
+}
+
+QJsonObject firstEvent(const QJsonObject &execution, const QString &type)
+{
+    for (const QJsonValue &event : execution.value(QStringLiteral("events")).toArray()) {
+        if (event.toObject().value(QStringLiteral("type")).toString() == type)
+            return event.toObject();
+    }
+    return {};
+}
+
+void addLanguageColumns()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QString>("define");
+    QTest::addColumn<QString>("show");
+    QTest::addColumn<QString>("expected");
+}
+
+// A language is one row: code that defines state, code that prints it, what it prints.
+void addLanguageRow(const char *suffix, const QString &language, const QString &define,
+                    const QString &show, const QString &expected)
+{
+    QTest::addRow("%s %s", qPrintable(language), suffix) << language << define << show << expected;
+}
+
+void addLanguageRows(const char *suffix)
+{
+    addLanguageRow(suffix, QStringLiteral("python"), QStringLiteral("x = 41"),
+                   QStringLiteral("print(x + 1)"), QStringLiteral("42\n"));
+    addLanguageRow(suffix, QStringLiteral("bash"), QStringLiteral("x=41"),
+                   QStringLiteral("echo $((x + 1))"), QStringLiteral("42\n"));
+    addLanguageRow(suffix, QStringLiteral("perl"), QStringLiteral("my $x = 41;"),
+                   QStringLiteral("print $x + 1, \"\\n\";"), QStringLiteral("42\n"));
+    addLanguageRow(suffix, QStringLiteral("javascript"), QStringLiteral("let x = 41"),
+                   QStringLiteral("console.log(x + 1)"), QStringLiteral("42\n"));
+    addLanguageRow(suffix, QStringLiteral("java"), QStringLiteral("int x = 41;"),
+                   QStringLiteral("System.out.println(x + 1);"), QStringLiteral("42\n"));
+}
+
+} // namespace
+
+class tst_DurableServer : public QObject {
+    Q_OBJECT
+
+private slots:
+    void contextSurvivesAStoppedServer_data();
+    void contextSurvivesAStoppedServer();
+    void contextSurvivesAKilledServer_data();
+    void contextSurvivesAKilledServer();
+    void workersDieWithAKilledServer_data();
+    void workersDieWithAKilledServer();
+    void restorePolicyIsChosenAtCreation();
+    void residencyFlagsAreChecked_data();
+    void residencyFlagsAreChecked();
+    void maxWorkersFlagEvictsTheLeastRecentlyUsed();
+
+private:
+    void survivesRestart(bool kill);
+};
+
+void tst_DurableServer::contextSurvivesAStoppedServer_data()
+{
+    addLanguageColumns();
+    addLanguageRows("stopped");
+}
+
+void tst_DurableServer::contextSurvivesAStoppedServer()
+{
+    survivesRestart(false);
+}
+
+void tst_DurableServer::contextSurvivesAKilledServer_data()
+{
+    addLanguageColumns();
+    addLanguageRows("killed");
+}
+
+void tst_DurableServer::contextSurvivesAKilledServer()
+{
+    survivesRestart(true);
+}
+
+void tst_DurableServer::survivesRestart(bool kill)
+{
+    QFETCH(QString, language);
+    QFETCH(QString, define);
+    QFETCH(QString, show);
+    QFETCH(QString, expected);
+
+    QTemporaryDir dir;
+    const QString dataDir = dir.filePath(QStringLiteral("data"));
+    ServerProcess first;
+    QVERIFY2(first.start({}, {}, dataDir), qPrintable(first.error()));
+    ApiClient before(first.port(), first.token());
+    if (const QString why = before.missingLanguage(language); !why.isEmpty())
+        QSKIP(qPrintable(why));
+
+    const auto created = before.post(QStringLiteral("/v1/contexts"),
+                                     {{QStringLiteral("language"), language},
+                                      {QStringLiteral("env"), QJsonObject{{QStringLiteral("RH_KEPT"),
+                                                                           QStringLiteral("yes")}}}});
+    QCOMPARE(created.status, 201);
+    const QJsonObject context = created.object();
+    const QString id = context.value(QStringLiteral("id")).toString();
+    QCOMPARE(context.value(QStringLiteral("restore")).toString(), QStringLiteral("replay"));
+    QCOMPARE(context.value(QStringLiteral("resident")).toBool(), true);
+    const QJsonObject defined = before.runAndWait(id, define);
+    QCOMPARE(defined.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    // Reading the history commits what the history writer still holds, so SIGKILL below
+    // tests a crash after the run was recorded (the last batch is allowed to be lost).
+    QCOMPARE(before.get(QStringLiteral("/v1/contexts/%1/executions").arg(id)).status, 200);
+    const qint64 workerPid = before.get(QStringLiteral("/v1/contexts/") + id)
+                                 .object().value(QStringLiteral("pid")).toInteger();
+    QVERIFY(workerPid > 0);
+
+    if (kill) {
+        QCOMPARE(::kill(pid_t(first.pid()), SIGKILL), 0);
+        first.stop();
+    } else {
+        QCOMPARE(first.stop(), 0);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!ServerProcess::isAlive(workerPid), kWorkerTimeout);
+
+    ServerProcess second;
+    QVERIFY2(second.start({}, {}, dataDir), qPrintable(second.error()));
+    ApiClient after(second.port(), second.token());
+    const QJsonObject dormant = after.get(QStringLiteral("/v1/contexts/") + id).object();
+    QCOMPARE(dormant.value(QStringLiteral("state")).toString(), QStringLiteral("dormant"));
+    QCOMPARE(dormant.value(QStringLiteral("resident")).toBool(), false);
+    QCOMPARE(dormant.value(QStringLiteral("language")).toString(), language);
+    QCOMPARE(dormant.value(QStringLiteral("cwd")).toString(), context.value(QStringLiteral("cwd")).toString());
+    QCOMPARE(dormant.value(QStringLiteral("execution_count")).toInt(), 1);
+    const QJsonObject env = after.get(QStringLiteral("/v1/contexts/%1/env").arg(id)).object();
+    QVERIFY2(QJsonDocument(env).toJson().contains("RH_KEPT"), QJsonDocument(env).toJson().constData());
+    const QJsonArray history = after.get(QStringLiteral("/v1/contexts/%1/executions").arg(id))
+                                   .object().value(QStringLiteral("executions")).toArray();
+    QCOMPARE(history.size(), 1);
+    QCOMPARE(history.at(0).toObject().value(QStringLiteral("id")).toString(),
+             defined.value(QStringLiteral("id")).toString());
+
+    const QJsonObject shown = after.runAndWait(id, show);
+    QCOMPARE(shown.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(shown.value(QStringLiteral("stdout")).toString(), expected);
+    const QJsonObject restored = firstEvent(shown, QStringLiteral("restored"));
+    QCOMPARE(restored.value(QStringLiteral("replayed")).toInt(), 1);
+    QCOMPARE(restored.value(QStringLiteral("complete")).toBool(), true);
+    QCOMPARE(shown.value(QStringLiteral("execution_count")).toInt(), 2);
+    QCOMPARE(after.get(QStringLiteral("/v1/contexts/") + id).object()
+                 .value(QStringLiteral("state")).toString(),
+             QStringLiteral("idle"));
+}
+
+void tst_DurableServer::workersDieWithAKilledServer_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QString>("loop");
+    QTest::newRow("python") << "python" << "while True:\n    pass";
+    // A child of the shell is in the worker's process group too.
+    QTest::newRow("bash") << "bash" << "sleep 600 &\nwhile :; do :; done";
+    QTest::newRow("perl") << "perl" << "1 while 1;";
+    QTest::newRow("javascript") << "javascript" << "while (true) {}";
+    QTest::newRow("java") << "java" << "while (true) {}";
+}
+
+void tst_DurableServer::workersDieWithAKilledServer()
+{
+    QFETCH(QString, language);
+    QFETCH(QString, loop);
+
+    ServerProcess server;
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    ApiClient client(server.port(), server.token());
+    if (const QString why = client.missingLanguage(language); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString id = client.createContext(language);
+    QVERIFY(!id.isEmpty());
+
+    const std::unique_ptr<ApiClient::Stream> stream =
+        client.openStream("POST", QStringLiteral("/v1/contexts/%1/executions").arg(id),
+                          {{QStringLiteral("code"), loop}});
+    QCOMPARE(stream->status(), 200);
+    bool started = false;
+    while (std::optional<ApiClient::Event> event = stream->next(kWorkerTimeout)) {
+        if (event->type == "started") {
+            started = true;
+            break;
+        }
+    }
+    QVERIFY(started);
+    const qint64 group = client.get(QStringLiteral("/v1/contexts/") + id)
+                             .object().value(QStringLiteral("pid")).toInteger();
+    QVERIFY(group > 0);
+    QVERIFY(!membersOfGroup(group).isEmpty());
+
+    QCOMPARE(::kill(pid_t(server.pid()), SIGKILL), 0);
+    server.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(membersOfGroup(group), QList<qint64>(), kWorkerTimeout);
+}
+
+void tst_DurableServer::restorePolicyIsChosenAtCreation()
+{
+    ServerProcess server;
+    QVERIFY2(server.start(), qPrintable(server.error()));
+    ApiClient client(server.port(), server.token());
+    if (const QString why = client.missingLanguage(QStringLiteral("bash")); !why.isEmpty())
+        QSKIP(qPrintable(why));
+
+    const auto fresh = client.post(QStringLiteral("/v1/contexts"),
+                                   {{QStringLiteral("language"), QStringLiteral("bash")},
+                                    {QStringLiteral("restore"), QStringLiteral("fresh")}});
+    QCOMPARE(fresh.status, 201);
+    QCOMPARE(fresh.object().value(QStringLiteral("restore")).toString(), QStringLiteral("fresh"));
+    const QString id = fresh.object().value(QStringLiteral("id")).toString();
+    const QJsonArray listed = client.get(QStringLiteral("/v1/contexts")).array();
+    QCOMPARE(listed.size(), 1);
+    QCOMPARE(listed.at(0).toObject().value(QStringLiteral("restore")).toString(), QStringLiteral("fresh"));
+    QCOMPARE(client.get(QStringLiteral("/v1/contexts/") + id).object()
+                 .value(QStringLiteral("restore")).toString(),
+             QStringLiteral("fresh"));
+
+    const auto unknown = client.post(QStringLiteral("/v1/contexts"),
+                                     {{QStringLiteral("language"), QStringLiteral("bash")},
+                                      {QStringLiteral("restore"), QStringLiteral("later")}});
+    QCOMPARE(unknown.status, 400);
+    QVERIFY2(unknown.body.contains("restore must be \\\"replay\\\" or \\\"fresh\\\""), unknown.body.constData());
+    const auto wrongType = client.post(QStringLiteral("/v1/contexts"),
+                                       {{QStringLiteral("language"), QStringLiteral("bash")},
+                                        {QStringLiteral("restore"), true}});
+    QCOMPARE(wrongType.status, 400);
+    QCOMPARE(client.get(QStringLiteral("/v1/contexts")).array().size(), 1);
+}
+
+void tst_DurableServer::residencyFlagsAreChecked_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no workers") << QStringList{"--max-workers", "0"} << "--max-workers must be";
+    QTest::newRow("not a number") << QStringList{"--max-workers", "many"} << "--max-workers must be";
+    QTest::newRow("negative idle") << QStringList{"--worker-idle-timeout", "-1"}
+                                   << "--worker-idle-timeout must be";
+    QTest::newRow("idle not a number") << QStringList{"--worker-idle-timeout", "soon"}
+                                       << "--worker-idle-timeout must be";
+}
+
+void tst_DurableServer::residencyFlagsAreChecked()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, message);
+    const ServerProcess::Run run = ServerProcess::runOnce(arguments);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.err.contains(message.toUtf8()), run.err.constData());
+}
+
+void tst_DurableServer::maxWorkersFlagEvictsTheLeastRecentlyUsed()
+{
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--max-workers"), QStringLiteral("1")}),
+             qPrintable(server.error()));
+    ApiClient client(server.port(), server.token());
+    if (const QString why = client.missingLanguage(QStringLiteral("bash")); !why.isEmpty())
+        QSKIP(qPrintable(why));
+
+    const QString first = client.createContext(QStringLiteral("bash"));
+    QVERIFY(!first.isEmpty());
+    QCOMPARE(client.runAndWait(first, QStringLiteral("v=first")).value(QStringLiteral("status")).toString(),
+             QStringLiteral("ok"));
+    const QString second = client.createContext(QStringLiteral("bash"));
+    QVERIFY(!second.isEmpty());
+    const QJsonObject evicted = client.get(QStringLiteral("/v1/contexts/") + first).object();
+    QCOMPARE(evicted.value(QStringLiteral("state")).toString(), QStringLiteral("dormant"));
+    QCOMPARE(evicted.value(QStringLiteral("resident")).toBool(), false);
+
+    const QJsonObject shown = client.runAndWait(first, QStringLiteral("echo $v"));
+    QCOMPARE(shown.value(QStringLiteral("stdout")).toString(), QStringLiteral("first\n"));
+    QCOMPARE(firstEvent(shown, QStringLiteral("restored")).value(QStringLiteral("replayed")).toInt(), 1);
+    // The second one goes once it is idle (a starting worker is never evicted).
+    QVERIFY2(client.waitForContextState(second, QStringLiteral("dormant")),
+             client.get(QStringLiteral("/v1/contexts")).body.constData());
+}
+
+QTEST_GUILESS_MAIN(tst_DurableServer)
+#include "tst_durableserver.moc"
