@@ -26,9 +26,14 @@
 #
 # - The driver's fds live high, out of the way of ordinary user redirections and of bash's own
 #   {var} allocation (which starts at 10): 60/61 carry the protocol, 62/63 are the original fd 1/2
-#   for sync marks, 59 is a pipe for capturing builtin output, 58 the cell file. 59..63 are closed
+#   for sync marks, 59 is a pipe for capturing builtin output, 58 the cell file, 56 the display
+#   spool. 59..63 are closed
 #   around every cell (bash restores them afterwards from close-on-exec copies), so user processes
 #   do not inherit the protocol and `exec 3>file` or `exec >file` in a cell breaks nothing.
+#
+# - `display MIME-TYPE [FILE]` is the shell's rich output: it runs with the protocol fds closed,
+#   often in a pipeline's subshell, so it appends its bundle to a spool file and the driver sends
+#   the spooled displays just before `done`, after everything the cell printed.
 #
 # - JSON is parsed in pure bash: the host sends ASCII-only JSON, so after escaped backslashes and
 #   quotes are swapped for control characters (which JSON never carries raw), splitting on `"`
@@ -72,10 +77,18 @@ if [[ $- != *i* ]]; then
         rm -f "$__rh_cell"
         __rh_cell=/proc/self/fd/58
     fi
+    # The display spool: display() runs with the protocol fds closed, often in a pipeline's
+    # subshell, so it appends its bundle here and the driver sends it before `done`. Subshells
+    # reach it through the shell's pid, which stays this one after the exec below.
+    __rh_spool=$(mktemp "$__rh_dir/replhost-bash-display.XXXXXXXXXX") && exec 56<>"$__rh_spool" || exit 2
+    if [[ -e /proc/self/fd/56 ]]; then
+        rm -f "$__rh_spool"
+        __rh_spool=/proc/$$/fd/56
+    fi
     printf '%s\n' '. "$__RH_SELF"' >&0
     # Job control warnings ("no job control in this shell") are printed before the driver runs;
     # stderr comes back from fd 63 in the second phase.
-    __RH_SELF=${BASH_SOURCE[0]} __RH_CELL=$__rh_cell HISTFILE= exec -a bash "$BASH" --norc --noprofile --noediting -i +m 2>/dev/null
+    __RH_SELF=${BASH_SOURCE[0]} __RH_CELL=$__rh_cell __RH_SPOOL=$__rh_spool HISTFILE= exec -a bash "$BASH" --norc --noprofile --noediting -i +m 2>/dev/null
     echo "replhost bash driver: cannot start $BASH" >&63
     exit 2
 fi
@@ -83,8 +96,8 @@ fi
 # Second phase: sourced by the interactive shell as its first input line.
 
 exec 2>&63
-__rh_cell=$__RH_CELL
-builtin unset __RH_SELF __RH_CELL HISTFILE MAILCHECK TMOUT
+__rh_cell=$__RH_CELL __rh_spool=$__RH_SPOOL
+builtin unset __RH_SELF __RH_CELL __RH_SPOOL HISTFILE MAILCHECK TMOUT
 builtin set +o history +H +m
 PS1= PS2= PS0=
 
@@ -393,7 +406,7 @@ __rh_hello() {
     id=$__rh_e
     __rh_js "$BASH_VERSION"
     v=$__rh_e
-    __rh_send "{\"type\":\"hello\",\"id\":$id,\"protocol\":1,\"language\":\"bash\",\"language_version\":$v,\"implementation\":\"GNU bash\",\"pid\":$$,\"capabilities\":{\"interrupt\":[\"signal\"],\"complete\":true,\"variables\":true,\"display\":[]}}"
+    __rh_send "{\"type\":\"hello\",\"id\":$id,\"protocol\":1,\"language\":\"bash\",\"language_version\":$v,\"implementation\":\"GNU bash\",\"pid\":$$,\"capabilities\":{\"interrupt\":[\"signal\"],\"complete\":true,\"variables\":true,\"display\":[\"text/plain\",\"text/html\",\"text/markdown\",\"text/latex\",\"image/svg+xml\",\"image/png\",\"image/jpeg\"]}}"
 }
 
 __rh_reply_error() {
@@ -480,6 +493,7 @@ __rh_begin() {
     [[ $__rh_count && $__rh_count != *[!0-9]* ]] || __rh_count=0
     __rh_code=${__rh_J[.code]-}
     __rh_intr= __rh_exit=
+    : >"$__rh_spool"
     __rh_t0=${EPOCHREALTIME//[!0-9]/}
     [[ ${!__rh_J[*]} == *.env.* ]] && __rh_env
     local cwd=${__rh_J[.cwd]-}
@@ -499,6 +513,7 @@ __rh_started() {
 __rh_finish() {
     local st=$1 ename=${2-} evalue=${3-} status id now dur
     __rh_restore
+    __rh_shown
     if [[ $ename ]]; then
         status=error
     elif [[ $__rh_intr ]]; then
@@ -522,6 +537,47 @@ __rh_finish() {
     __rh_js "$PWD"
     __rh_send "{\"type\":\"done\",\"id\":$id,\"status\":\"$status\",\"execution_count\":$__rh_count,\"mark\":$__rh_seq,\"cwd\":$__rh_e,\"duration_ms\":$dur,\"exit_code\":$st}"
     __rh_prev=$st __rh_busy=
+}
+
+# Sends what display() spooled during the cell, after everything the cell printed so far. A line
+# cut short (display killed mid-write) is not a whole bundle and is dropped.
+__rh_shown() {
+    [[ -s $__rh_spool ]] || return 0
+    local -a shown=()
+    local bundle id
+    builtin mapfile -t shown <"$__rh_spool"
+    : >"$__rh_spool"
+    __rh_mark
+    __rh_js "$__rh_busy"
+    id=$__rh_e
+    for bundle in "${shown[@]}"; do
+        [[ $bundle == '{"'[a-z]*/*'":"'*'"}' ]] || continue
+        __rh_send "{\"type\":\"display\",\"id\":$id,\"data\":$bundle,\"metadata\":{},\"mark\":$__rh_seq}"
+    done
+}
+
+# display MIME-TYPE [FILE] shows FILE (default: standard input) as rich output: text for the
+# text types and SVG, bytes for PNG and JPEG. The displays of a cell follow all of its output.
+display() {
+    local mime=${1-} file=${2--} data
+    if (( $# < 1 || $# > 2 )); then
+        builtin printf 'display: usage: display MIME-TYPE [FILE]\n' >&2
+        return 2
+    fi
+    case $mime in
+    image/png | image/jpeg)
+        data=$(command base64 -w 0 -- "$file") || return 1
+        data=\"$data\" ;;
+    text/plain | text/html | text/markdown | text/latex | image/svg+xml)
+        data=$(command cat -- "$file") || return 1
+        __rh_js "$data"
+        data=$__rh_e ;;
+    *)
+        builtin printf 'display: cannot show %s: the types are text/plain, text/html, text/markdown, text/latex, image/svg+xml, image/png and image/jpeg\n' "$mime" >&2
+        return 2 ;;
+    esac
+    [[ $__rh_busy ]] || return 0
+    builtin printf '{"%s":%s}\n' "$mime" "$data" >>"$__rh_spool"
 }
 
 # Reads the requests that arrived while a cell ran (only interrupts can, the host waits for done
@@ -834,10 +890,10 @@ exit() {
 
 builtin readonly -f __rh_js __rh_jsu __rh_send __rh_log __rh_mark __rh_read __rh_unesc __rh_parse \
     __rh_idjs __rh_hello __rh_reply_error __rh_validname __rh_env __rh_restore __rh_begin \
-    __rh_started __rh_finish __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
+    __rh_started __rh_shown __rh_finish __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
     __rh_next __rh_post \
     exit
-builtin declare -r PROMPT_COMMAND='{ \__rh_post; } 2>/dev/null' __rh_bell __rh_cell
+builtin declare -r PROMPT_COMMAND='{ \__rh_post; } 2>/dev/null' __rh_bell __rh_cell __rh_spool
 builtin trap '\__rh_exited' EXIT
 
 # What exists now is the shell's and the driver's own; variables reports only what comes later.
