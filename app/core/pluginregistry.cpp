@@ -10,6 +10,8 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <algorithm>
+
 namespace replhost::core {
 
 namespace {
@@ -55,12 +57,31 @@ QString readMetadata(const QJsonObject &raw, PluginEntry &entry, PluginEntry::St
     if (!idPattern.match(entry.id).hasMatch())
         return QStringLiteral("metadata field \"id\" (\"%1\") must be lowercase letters, digits, "
                               "'_', '+' or '-'").arg(entry.id);
+    // Optional fields, when present, must have their type: a plugin that declares its aliases
+    // as one string would otherwise silently provide none of them.
+    for (const char *field : {"aliases", "extensions"}) {
+        const QJsonValue v = meta.value(QLatin1String(field));
+        const QJsonArray list = v.toArray();
+        if (!v.isUndefined() && (!v.isArray() || std::any_of(list.begin(), list.end(),
+                                                              [](const QJsonValue &item) {
+                                                                  return !item.isString();
+                                                              })))
+            return QStringLiteral("metadata field \"%1\" must be an array of strings")
+                .arg(QLatin1String(field));
+    }
+    const QJsonValue lexer = meta.value(QLatin1String("lexer"));
+    if (!lexer.isUndefined() && !lexer.isString())
+        return QStringLiteral("metadata field \"lexer\" must be a string");
+    const QJsonValue capabilities = meta.value(QLatin1String("capabilities"));
+    if (!capabilities.isUndefined() && !capabilities.isObject())
+        return QStringLiteral("metadata field \"capabilities\" must be an object");
 
-    bool ok = false;
-    const int major = entry.sdkVersion.section(QLatin1Char('.'), 0, 0).toInt(&ok);
-    if (!ok)
+    static const QRegularExpression sdkVersionPattern(QStringLiteral("^(\\d{1,4})\\.\\d{1,4}$"));
+    const QRegularExpressionMatch sdkVersion = sdkVersionPattern.match(entry.sdkVersion);
+    if (!sdkVersion.hasMatch())
         return QStringLiteral("metadata field \"sdkVersion\" (\"%1\") is not MAJOR.MINOR")
             .arg(entry.sdkVersion);
+    const int major = sdkVersion.captured(1).toInt();
     const QString expectedIid = QStringLiteral(REPLHOST_LANGUAGEHANDLER_IID);
     if (major != sdk::kSdkVersionMajor || iid != expectedIid) {
         failState = PluginEntry::State::Incompatible;

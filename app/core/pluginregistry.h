@@ -42,9 +42,9 @@ struct PluginEntry {
 // REPLHOST_PLUGIN_PATH (colon-separated), the configured extra paths, the user directory
 // (~/.local/share/replhost/plugins), and <executable dir>/../lib/replhost/plugins (the install
 // prefix and the build tree share that layout).
-// The metadata is read and checked (IID, SDK major, required fields) before a plugin's code is
-// loaded; a plugin that fails any step is kept in the list with its reason and never aborts the
-// host.
+// The metadata is read and checked (IID, SDK major, required fields, the types of optional
+// ones) before a plugin's code is loaded; a plugin that fails any step is kept in the list with
+// its reason and never aborts the host.
 //
 // Threading: engine thread only.
 class PluginRegistry : public QObject {

@@ -12,6 +12,7 @@
 #include <replhost/sdk/version.h>
 
 #include <QApplication>
+#include <QIcon>
 #include <QMessageBox>
 #include <QSettings>
 #include <QTextStream>
@@ -51,6 +52,10 @@ int main(int argc, char *argv[])
     QApplication::setApplicationName(QStringLiteral("replhost"));
     QApplication::setApplicationDisplayName(QStringLiteral("replhost"));
     QApplication::setApplicationVersion(core::Engine::appVersion());
+    // The installed desktop entry and icon (packaging/) carry this name; the desktop matches
+    // the window to them through it.
+    QApplication::setDesktopFileName(QStringLiteral("org.replhost.replhost"));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("org.replhost.replhost")));
 
     // SIGTERM or SIGINT close the window like Quit does, so the workers are stopped and the
     // history flushed below instead of the process just vanishing.

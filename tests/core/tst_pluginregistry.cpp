@@ -108,6 +108,52 @@ private slots:
                                     .arg(entry.error, mention)));
     }
 
+    // Each fixture has one defect; its code aborts the process if it is ever loaded.
+    void brokenMetadataIsRefusedBeforeAnyCodeRuns_data()
+    {
+        QTest::addColumn<QString>("defect");
+        QTest::addColumn<State>("state");
+        QTest::addColumn<QString>("reasonMentions");
+
+        QTest::newRow("no sdkVersion") << "no_sdk_version" << State::Broken << "\"sdkVersion\"";
+        QTest::newRow("sdkVersion is a word") << "sdk_version_not_major_minor" << State::Broken
+                                              << "(\"latest\") is not MAJOR.MINOR";
+        QTest::newRow("sdkVersion without a minor") << "sdk_version_without_minor" << State::Broken
+                                                    << "(\"1\") is not MAJOR.MINOR";
+        QTest::newRow("built for an older SDK major") << "older_sdk_major" << State::Incompatible
+                                                      << "rebuild the plugin against SDK 1.x";
+        QTest::newRow("id not lowercase") << "id_not_lowercase" << State::Broken
+                                          << "\"Lua Script\") must be lowercase";
+        QTest::newRow("name missing") << "name_missing" << State::Broken << "\"name\" is missing";
+        QTest::newRow("version not a string") << "version_not_a_string" << State::Broken
+                                              << "\"version\" is missing or not a string";
+        QTest::newRow("aliases not an array") << "aliases_not_an_array" << State::Broken
+                                              << "\"aliases\" must be an array of strings";
+        QTest::newRow("capabilities not an object") << "capabilities_not_an_object" << State::Broken
+                                                    << "\"capabilities\" must be an object";
+        QTest::newRow("empty metadata") << "metadata_empty" << State::Broken
+                                        << "metadata JSON is missing";
+    }
+
+    void brokenMetadataIsRefusedBeforeAnyCodeRuns()
+    {
+        QFETCH(QString, defect);
+        QFETCH(State, state);
+        QFETCH(QString, reasonMentions);
+
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_broken_") + defect)}, {});
+
+        QCOMPARE(registry.entries().size(), 1);
+        const PluginEntry &entry = registry.entries().first();
+        QCOMPARE(PluginEntry::stateName(entry.state), PluginEntry::stateName(state));
+        QVERIFY(!entry.handler);
+        QVERIFY2(entry.error.contains(reasonMentions),
+                 qPrintable(QStringLiteral("\"%1\" does not mention %2").arg(entry.error, reasonMentions)));
+        QCOMPARE(entry.toJson().value(QLatin1String("reason")).toString(), entry.error);
+        QCOMPARE(registry.availableLanguages(), QStringList{});
+    }
+
     void allFixturesTogetherAreListedAndNoneIsFatal()
     {
         PluginRegistry registry;

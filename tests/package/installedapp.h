@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "commandrun.h"
+
+#include <QMap>
+#include <QString>
+
+#include <utility>
+
+// Checks that the packaging tests make of an installed replhost (a `cmake --install` tree, an
+// unpacked or a dpkg-installed package), given the directory that holds its bin/. Each returns
+// an empty string on success, else what went wrong. Threading: the test thread.
+class InstalledApp {
+public:
+    explicit InstalledApp(QString prefix) : m_prefix(std::move(prefix)) {}
+
+    // `cmake --install` of this build tree (every component) into `prefix`.
+    static CommandRun installBuildTree(const QString &prefix);
+
+    QString binary(const QString &name) const;
+
+    // The environment under which only the tree's own plugins are found: no
+    // REPLHOST_PLUGIN_PATH, a user plugin directory that does not exist.
+    QMap<QString, QString> isolatedEnvironment(const QString &scratchDir) const;
+
+    // `replhost-server --version` names the application and SDK versions.
+    QString checkServerVersion() const;
+    // Starts the tree's replhost-server, runs Python and Bash code over HTTP in contexts that
+    // keep their state, and checks that every loaded plugin came from the tree itself.
+    QString checkServerRunsPythonAndBash(const QString &scratchDir) const;
+    // `replhost --help` on the offscreen platform.
+    QString checkWorkbenchHelp() const;
+
+private:
+    QString m_prefix;
+};
