@@ -94,6 +94,7 @@ ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *wr
     , m_languageSettings(std::move(languageSettings))
     , m_maxOutputBytes(maxOutputBytesPerExecution)
     , m_finishedKept(finishedExecutionsKept)
+    , m_executionIdPrefix(newId())
 {
     m_residency = new ResidencyLimiter(m_contexts, this);
     m_residency->setLimits(64, 0);
@@ -370,12 +371,17 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
                          QStringLiteral("give a context id or a language to run the code in"));
     }
 
-    auto execution = ExecutionPtr(new Execution(newId(), ws->name, context->record().id,
+    auto execution = ExecutionPtr(new Execution(nextExecutionId(), ws->name, context->record().id,
                                                 context->record().language, request.code),
                                   [](Execution *e) { e->deleteLater(); });
     m_executions.insert(execution->id(), execution);
     context->enqueue(execution, request.env, request.envUnset, request.timeoutMs);
     return execution;
+}
+
+QString ContextManager::nextExecutionId()
+{
+    return m_executionIdPrefix + QLatin1Char('-') + QString::number(++m_executionsMade);
 }
 
 void ContextManager::remember(const ExecutionPtr &execution)

@@ -163,6 +163,9 @@ private:
     void removeWorkspaceContexts(const QString &workspaceId);
     Result<Context *> find(const QString &workspace, const QString &id) const;
     void remember(const ExecutionPtr &execution);
+    // A random prefix drawn once per manager plus a counter: unique across engine runs like a
+    // UUID, without a draw from the system RNG on every execution.
+    QString nextExecutionId();
 
     storage::Store *m_store;
     storage::HistoryWriter *m_writer;
@@ -175,6 +178,8 @@ private:
     ResidencyLimiter *m_residency = nullptr;  // owned (QObject child)
     QHash<QString, ExecutionPtr> m_executions;
     QList<QString> m_finishedOrder;
+    const QString m_executionIdPrefix;
+    quint64 m_executionsMade = 0;
 };
 
 } // namespace replhost::core

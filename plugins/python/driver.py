@@ -79,6 +79,10 @@ _perf = time.perf_counter
 _main_ident = _thread.get_ident()
 # Reentrant: a user flush() or _repr_ method may itself call display().
 _lock = _thread.RLock()
+# The decoder's scanner, called directly: json.loads() on bytes first guesses
+# their encoding and wraps the scan in Python-level checks, which costs more
+# than scanning a request.
+_decode_raw = json.JSONDecoder().raw_decode
 _encode = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 _TOKEN_RE = re.compile(r"[\w.]*$")
@@ -291,7 +295,12 @@ def _read_frame():
     payload = bytes(_rbuf[nl + 1:end])
     del _rbuf[:end]
     try:
-        req = json.loads(payload)
+        # Host → worker JSON is ASCII (protocol section 2); UTF-8 accepts it.
+        text = payload.decode("utf-8")
+        req, end = _decode_raw(text, len(text) - len(text.lstrip())
+                               if text[:1].isspace() else 0)
+        if end != len(text) and text[end:].strip():
+            raise ValueError("extra data after the object")
     except ValueError as e:
         _fatal("frame is not valid JSON: %s" % e)
     if not isinstance(req, dict) or not isinstance(req.get("type"), str):
@@ -714,7 +723,19 @@ def _sweep_figures(status):
     return status
 
 
-def _run_cell(code, count, started):
+def _interrupt_waiting():
+    """True when a request waits on fd 3 while a cell runs. The host sends
+    nothing but `interrupt` (or `shutdown`) then, and it sends the frame before
+    its SIGINT, so a signal that came before SIGINT was armed is not lost."""
+    if _rbuf:
+        return True
+    try:
+        return _ioctl(_REQ_FD, _FIONREAD, _NO_BYTES) != _NO_BYTES
+    except OSError:
+        return False
+
+
+def _run_cell(code, count):
     global _cell_counter
     _cell_counter += 1
     filename = "<cell-%s>" % (count if isinstance(count, int) else "x%d" % _cell_counter)
@@ -725,15 +746,13 @@ def _run_cell(code, count, started):
     bundle = None
     try:
         try:
-            # Armed before `started` goes out: the host may signal as soon as
-            # it reads it, and a SIGINT arriving while ignored would be lost.
-            # Sent without blocking SIGINT around it, unlike other events while
-            # armed: a frame this small leaves in one write() or not at all,
-            # so no KeyboardInterrupt can leave half of it on fd 4, and the
-            # host only signals once it has read it.
+            # No `started`: the driver declares `implicit_started`, so the
+            # host counts the run as started once it has sent the request and
+            # may signal from then on. A SIGINT that came while it was still
+            # ignored was lost, but its interrupt frame is waiting on fd 3.
             _arm()
-            with _lock:
-                _send(started)
+            if _interrupt_waiting():
+                raise KeyboardInterrupt
             try:
                 body, expr, quiet = _compile_cell(code, filename)
             except (SyntaxError, ValueError, OverflowError, MemoryError,
@@ -827,6 +846,34 @@ def _getcwd():
     return path
 
 
+def _emit_done(rid, status, count, duration):
+    cwd = _getcwd()
+    with _lock:
+        seq = _write_mark(True)
+        # The common shape is formatted directly: json.dumps costs more than
+        # the rest of sending it. The host's ids and the driver's statuses are
+        # plain ASCII; anything else goes through the encoder.
+        if (type(rid) is str and type(count) is int and type(cwd) is str
+                and rid.isascii() and rid.isprintable() and '"' not in rid
+                and "\\" not in rid):
+            payload = b'{"type":"done","id":"%s","status":"%s","execution_count":%d,' \
+                      b'"cwd":%s,"duration_ms":%r%s}' % (
+                          rid.encode(), status.encode(), count,
+                          _encode(cwd).encode("utf-8", "replhost.replace"),
+                          round(duration, 3),
+                          b"" if seq is None else b',"mark":%d' % seq)
+            try:
+                _write_all(_EVT_FD, b"%d\n" % len(payload) + payload)
+            except OSError:
+                os._exit(1)
+            return
+        ev = {"type": "done", "id": rid, "status": status, "execution_count": count,
+              "cwd": cwd, "duration_ms": round(duration, 3)}
+        if seq is not None:
+            ev["mark"] = seq
+        _send(ev)
+
+
 def _execute(req):
     global _current_id
     rid = req.get("id")
@@ -848,15 +895,13 @@ def _execute(req):
                 os.chdir(cwd)
             except Exception as e:
                 errors.append(e)
-        started = {"type": "started", "id": rid, "execution_count": count}
         t0 = _perf()
         if errors:
             # Running in the wrong directory or environment could do harm.
-            _emit(started)
             for e in errors:
                 _emit_error(e, compile_phase=True)
         else:
-            status = _run_cell(code, count, started)
+            status = _run_cell(code, count)
     except BaseException as e:
         status = "error"
         try:
@@ -867,8 +912,7 @@ def _execute(req):
     finally:
         duration = (_perf() - t0) * 1000.0
         _restore_env(saved)
-        _emit({"type": "done", "id": rid, "status": status, "execution_count": count,
-               "cwd": _getcwd(), "duration_ms": round(duration, 3)}, mark=True, final=True)
+        _emit_done(rid, status, count, duration)
         _current_id = None
 
 
@@ -1052,7 +1096,8 @@ def _init(req):
         "implementation": platform.python_implementation(),
         "executable": sys.executable, "pid": os.getpid(),
         "capabilities": {"interrupt": ["signal"], "complete": True,
-                         "variables": True, "display": list(_DISPLAY_MIMES)},
+                         "variables": True, "display": list(_DISPLAY_MIMES),
+                         "implicit_started": True},
     })
 
 

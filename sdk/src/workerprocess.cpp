@@ -159,6 +159,10 @@ public:
     // delete it. After false nothing may touch `this`; callers return at once.
     [[nodiscard]] bool setState(State s);
     [[nodiscard]] bool emitEvent(const Event &e);
+    // The `started` the host makes for a driver with the implicit_started capability (protocol
+    // §4), if it is still owed: emitted before anything else of the run, or on the next pass of
+    // the event loop, whichever comes first.
+    [[nodiscard]] bool emitOwedStarted();
 
     void start();
     QByteArrayList environment() const;
@@ -281,6 +285,7 @@ public:
     Output out[2];
 
     FrameReader frames;
+    bool implicitStarted = false; // from hello: the driver leaves `started` to the host
     std::unique_ptr<char[]> eventBuffer;
     bool readingEvents = false;
     bool eventsDeferred = false;
@@ -302,6 +307,7 @@ public:
         QString id;
         int count = 0;
         bool started = false;
+        bool startedOwed = false; // implicit_started: started, but the event not yet emitted
         bool interruptPending = false;
         bool doneReceived = false;
         bool doneMarked = false;
@@ -415,9 +421,19 @@ bool WorkerProcess::Private::setState(State s)
 
 bool WorkerProcess::Private::emitEvent(const Event &e)
 {
+    if (exec && exec->startedOwed && !emitOwedStarted())
+        return false;
     QPointer<WorkerProcess> guard(q);
     emit q->event(e);
     return !guard.isNull();
+}
+
+bool WorkerProcess::Private::emitOwedStarted()
+{
+    if (!exec || !exec->startedOwed)
+        return true;
+    exec->startedOwed = false;
+    return emitEvent(Event::started(exec->id, exec->count));
 }
 
 QByteArrayList WorkerProcess::Private::environment() const
@@ -915,6 +931,8 @@ bool WorkerProcess::Private::release(Event event, bool synced)
         return emitEvent(event);
     event.fields.insert(QStringLiteral("streams_synced"), synced);
     event.fields.insert(QStringLiteral("state_lost"), false);
+    if (!emitOwedStarted())
+        return false;
     // The run is over before anyone hears of it, so a slot may start the next one right away.
     exec.reset();
     stopInterruptLadder();
@@ -1001,6 +1019,7 @@ bool WorkerProcess::Private::handleHello(const QJsonObject &message)
     info.implementation = message.value(QStringLiteral("implementation")).toString();
     info.pid = message.value(QStringLiteral("pid")).toInteger(pid);
     info.capabilities = message.value(QStringLiteral("capabilities")).toObject();
+    implicitStarted = info.capabilities.value(QStringLiteral("implicit_started")).toBool();
     if (!setState(State::Idle))
         return false;
     QPointer<WorkerProcess> guard(q);
@@ -1210,6 +1229,8 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
         break;
     }
 
+    if (!emitOwedStarted())
+        return false;
     if (exec) {
         const Execution run = *std::exchange(exec, std::nullopt);
         if (!emitEvent(Event::error(run.id, ename, evalue, traceback)))
@@ -1370,6 +1391,19 @@ void WorkerProcess::execute(const ExecuteRequest &request)
     }
     d->exec = Private::Execution{request.id, request.executionCount};
     d->sendFrameBody(executeFrameBody(request));
+    if (d->implicitStarted) {
+        // The driver sends no `started` (protocol §4): the run counts as started from here, for
+        // its output and for interrupts, and its event goes out from the event loop, since no
+        // event is emitted inside execute().
+        d->exec->started = true;
+        d->exec->startedOwed = true;
+        QMetaObject::invokeMethod(
+            this, [this, id = request.id] {
+                if (d->exec && d->exec->id == id)
+                    (void)d->emitOwedStarted();
+            },
+            Qt::QueuedConnection);
+    }
     (void)d->setState(State::Busy);
 }
 

@@ -12,8 +12,10 @@
 #include <QTest>
 #include <QThread>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <utility>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -560,17 +562,55 @@ private slots:
         QCOMPARE(recorder.text("after", "stdout"), QStringLiteral("still here\n"));
     }
 
-    void interruptBeforeStartedIsDeferred()
+    void interruptRightAfterExecute_data()
     {
-        auto session = started();
+        QTest::addColumn<bool>("implicitStarted");
+        // The host waits for the driver's `started` before it signals.
+        QTest::newRow("started-sent") << false;
+        // The host signals at once, most likely before the driver has armed SIGINT: the
+        // interrupt frame waiting on fd 3 must stop the run all the same.
+        QTest::newRow("implicit-started") << true;
+    }
+
+    void interruptRightAfterExecute()
+    {
+        QFETCH(bool, implicitStarted);
+        auto session = started(implicitStarted ? echoSpec({QStringLiteral("--implicit-started")})
+                                               : echoSpec());
         Recorder recorder(session.get());
         session->execute(request("early", "busyloop"));
-        session->interrupt("early"); // `started` cannot have been read yet
+        session->interrupt("early"); // no `started` can have been read yet
         QTRY_COMPARE_WITH_TIMEOUT(recorder.doneCount("early"), 1, kLong);
         QCOMPARE(recorder.done("early").fields.value("status").toString(),
                  QStringLiteral("interrupted"));
         QCOMPARE(recorder.done("early").fields.value("state_lost").toBool(), false);
         QCOMPARE(recorder.of("early").first().kind, Event::Kind::Started);
+        QVERIFY(run(*session, recorder, request("after", "print:still here")));
+        QCOMPARE(recorder.done("after").fields.value("status").toString(), QStringLiteral("ok"));
+        QCOMPARE(recorder.text("after", "stdout"), QStringLiteral("still here\n"));
+    }
+
+    void implicitStartedComesFromTheHost()
+    {
+        auto session = started(echoSpec({QStringLiteral("--implicit-started")}));
+        QVERIFY(session->info().capabilities.value("implicit_started").toBool());
+        Recorder recorder(session.get());
+        QVERIFY(run(*session, recorder, request("quiet", "cwd", 7)));
+        QVERIFY(run(*session, recorder, request("loud", "print:a\ndisplay:d\nstderr:b", 8)));
+        for (const auto &[id, count] :
+             {std::pair{QStringLiteral("quiet"), 7}, std::pair{QStringLiteral("loud"), 8}}) {
+            const QList<Event> events = recorder.of(id);
+            QVERIFY(!events.isEmpty());
+            QCOMPARE(events.first().kind, Event::Kind::Started);
+            QCOMPARE(events.first().fields.value("execution_count").toInt(), count);
+            QCOMPARE(int(std::count_if(events.begin(), events.end(), [](const Event &e) {
+                         return e.kind == Event::Kind::Started;
+                     })),
+                     1);
+            QCOMPARE(recorder.done(id).fields.value("status").toString(), QStringLiteral("ok"));
+        }
+        QCOMPARE(recorder.text("loud", "stdout"), QStringLiteral("a\n"));
+        QCOMPARE(recorder.text("loud", "stderr"), QStringLiteral("b\n"));
     }
 
     void interruptRepeatsThenKills()

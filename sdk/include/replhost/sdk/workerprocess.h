@@ -37,7 +37,10 @@ struct WorkerSpec {
 // ladder of protocol §7.
 //
 // Stream events carry the id of the execution that wrote them from its "started" until its
-// final mark; anything else (output of background jobs, of the driver before its hello) has an
+// final mark. For a driver that declares "implicit_started" (protocol §4), the run counts as
+// started once execute() has written the request, and the Started event is made here, emitted
+// from the event loop (never inside execute()) and before any other event of the run. Anything
+// else (output of background jobs, of the driver before its hello) has an
 // empty execution id. Sync marks and the "mark" field never reach the host.
 //
 // Failures are reported in the run they hit, then through the session's signals:
