@@ -4,6 +4,7 @@
 #include "core/engine.h"
 #include "http/apiserver.h"
 #include "http/curlexample.h"
+#include "http/serverurlfile.h"
 #include "http/tokenstore.h"
 
 #include <QApplication>
@@ -130,6 +131,9 @@ bool ServerPanel::start(quint16 port)
     }
     m_lastError = token->warning;
     m_token = token->value;
+    m_urlFile = std::make_unique<http::ServerUrlFile>(m_engine.dataDir());
+    if (const Result<void> written = m_urlFile->write(server->baseUrl(), QCoreApplication::applicationPid()); !written)
+        m_lastError = written.error().message + tr("; clients need --url");
     m_server = std::move(server);
     m_port->setValue(m_server->port());
     updateView();
@@ -141,6 +145,7 @@ void ServerPanel::stop()
 {
     if (!m_server)
         return;
+    m_urlFile.reset();  // removes the file it wrote
     m_server.reset();
     m_lastError.clear();
     updateView();

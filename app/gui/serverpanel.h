@@ -13,7 +13,7 @@ class QPushButton;
 class QSpinBox;
 
 namespace replhost::core { class Engine; }
-namespace replhost::http { class ApiServer; }
+namespace replhost::http { class ApiServer; class ServerUrlFile; }
 
 namespace replhost::gui {
 
@@ -51,6 +51,8 @@ private:
     QByteArray m_tokenOverride;
     QByteArray m_token;
     std::unique_ptr<http::ApiServer> m_server;
+    // How replhost-cli finds this server; present while it listens.
+    std::unique_ptr<http::ServerUrlFile> m_urlFile;
     QString m_lastError;
     QSpinBox *m_port;
     QPushButton *m_toggle;

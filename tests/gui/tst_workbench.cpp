@@ -19,6 +19,8 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QInputDialog>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLineEdit>
 #include <QTimer>
 #include <QTreeWidgetItem>
@@ -457,8 +459,16 @@ void tst_Workbench::executionsFromTheApiAppearLive()
     QVERIFY2(server->start(0), qPrintable(server->lastError()));
     QVERIFY(server->baseUrl().startsWith(QStringLiteral("http://127.0.0.1:")));
     QVERIFY(server->curlExample().contains(QString::fromLatin1(server->token())));
+    // replhost-cli finds the workbench's server as it finds replhost-server.
+    QFile urlFile(QDir(dir.path()).filePath(QStringLiteral("server.json")));
+    QVERIFY(urlFile.open(QIODevice::ReadOnly));
+    const QJsonObject found = QJsonDocument::fromJson(urlFile.readAll()).object();
+    urlFile.close();
+    QCOMPARE(found.value(QStringLiteral("url")).toString(), server->baseUrl());
+    QCOMPARE(qint64(found.value(QStringLiteral("pid")).toDouble()), QCoreApplication::applicationPid());
     server->stop();
     QVERIFY(!server->isRunning());
+    QVERIFY(!urlFile.exists());
 }
 
 void tst_Workbench::hugeOutputKeepsTheWindowResponsive()
