@@ -4,6 +4,7 @@
 // Executions. Behaviour shared by the languages is data-driven; the language-specific code is in
 // the tables.
 #include "core/engine.h"
+#include "executionevents.h"
 #include "storage/store.h"
 
 #include <QCoreApplication>
@@ -29,6 +30,7 @@
 using namespace replhost;
 using namespace replhost::core;
 using sdk::Event;
+using namespace replhost::core::testing;
 
 namespace {
 
@@ -36,42 +38,6 @@ namespace {
 constexpr int kRunTimeout = 60000;
 // "Promptly": well below a 30 s sleep and the 10 s after which the interrupt ladder kills.
 constexpr int kPromptly = 8000;
-
-QList<Event> eventsOfType(const ExecutionPtr &execution, const QString &type)
-{
-    QList<Event> found;
-    for (const Event &event : execution->events()) {
-        if (event.type == type)
-            found.append(event);
-    }
-    return found;
-}
-
-bool hasEvent(const ExecutionPtr &execution, const QString &type)
-{
-    return !eventsOfType(execution, type).isEmpty();
-}
-
-QString streamText(const ExecutionPtr &execution, const QString &name)
-{
-    QString text;
-    for (const Event &event : eventsOfType(execution, QStringLiteral("stream"))) {
-        if (event.fields.value(QLatin1String("name")).toString() == name)
-            text += event.fields.value(QLatin1String("text")).toString();
-    }
-    return text;
-}
-
-QString out(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stdout")); }
-QString err(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stderr")); }
-
-// The fields of the Done event (empty while the execution is not finished).
-QJsonObject doneOf(const ExecutionPtr &execution)
-{
-    if (execution->events().isEmpty() || execution->events().last().kind != Event::Kind::Done)
-        return {};
-    return execution->events().last().fields;
-}
 
 QString firstErrorName(const ExecutionPtr &execution)
 {
@@ -100,28 +66,6 @@ QStringList matchesOf(const QJsonObject &completeReply)
     for (const QJsonValue &match : completeReply.value(QLatin1String("matches")).toArray())
         list.append(match.toString());
     return list;
-}
-
-// The execution as text, for failure messages.
-QString describe(const ExecutionPtr &execution)
-{
-    if (!execution)
-        return QStringLiteral("(no execution)");
-    QStringList lines{QStringLiteral("execution %1 in %2, status \"%3\", %4 events:")
-                          .arg(execution->id(), execution->language(), execution->status())
-                          .arg(execution->events().size())};
-    const auto &events = execution->events();
-    for (qsizetype i = 0; i < events.size(); ++i) {
-        if (events.size() > 40 && i == 20) {
-            lines.append(QStringLiteral("  ... %1 more ...").arg(events.size() - 40));
-            i = events.size() - 20;
-        }
-        QByteArray json = QJsonDocument(events.at(i).toJson()).toJson(QJsonDocument::Compact);
-        if (json.size() > 400)
-            json = json.left(400) + "...";
-        lines.append(QStringLiteral("  %1: %2").arg(i).arg(QString::fromUtf8(json)));
-    }
-    return lines.join(QLatin1Char('\n'));
 }
 
 // KEY=VALUE lines as printed by env(1).
@@ -167,13 +111,6 @@ int unreadBytesInPipe(qint64 pid, int fd)
 }
 
 } // namespace
-
-// QVERIFY with the execution's events as the explanation, built only when the check fails.
-#define VERIFY_EXEC(condition, execution)                                                        \
-    do {                                                                                         \
-        if (!(condition))                                                                        \
-            QVERIFY2(condition, qPrintable(describe(execution)));                                \
-    } while (false)
 
 class ContextsTest : public QObject {
     Q_OBJECT

@@ -4,6 +4,7 @@
 // on resident workers and the idle timeout evict the least recently used idle contexts. Real
 // Engine on a temporary data directory, real workers through the real plugins.
 #include "core/engine.h"
+#include "executionevents.h"
 #include "storage/store.h"
 
 #include <QDir>
@@ -23,46 +24,12 @@
 using namespace replhost;
 using namespace replhost::core;
 using sdk::Event;
+using namespace replhost::core::testing;
 
 namespace {
 
 // Long enough for a fresh worker (a JVM among them) to start and replay on a busy machine.
 constexpr int kRunTimeout = 90000;
-
-QString stdoutOf(const ExecutionPtr &execution)
-{
-    QString text;
-    for (const Event &event : execution->events()) {
-        if (event.kind == Event::Kind::Stream
-            && event.fields.value(QLatin1String("name")).toString() == QLatin1String("stdout"))
-            text += event.fields.value(QLatin1String("text")).toString();
-    }
-    return text;
-}
-
-// The fields of the first event of `type`; empty when there is none.
-QJsonObject eventFields(const ExecutionPtr &execution, const QString &type)
-{
-    for (const Event &event : execution->events()) {
-        if (event.type == type)
-            return event.fields;
-    }
-    return {};
-}
-
-bool hasEvent(const ExecutionPtr &execution, const QString &type)
-{
-    return std::any_of(execution->events().cbegin(), execution->events().cend(),
-                       [&](const Event &event) { return event.type == type; });
-}
-
-QString eventsText(const ExecutionPtr &execution)
-{
-    QStringList lines{QStringLiteral("status %1:").arg(execution->status())};
-    for (const Event &event : execution->events())
-        lines.append(QString::fromUtf8(QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact)));
-    return lines.join(QLatin1Char('\n'));
-}
 
 // A process that has ended (a zombie waits only for its parent to collect it) does not count.
 bool processIsRunning(qint64 pid)
@@ -104,12 +71,6 @@ QList<qint64> workerChildren()
 }
 
 } // namespace
-
-#define VERIFY_EXEC(condition, execution)                                                        \
-    do {                                                                                         \
-        if (!(condition))                                                                        \
-            QVERIFY2(condition, qPrintable(eventsText(execution)));                              \
-    } while (false)
 
 class DurableContextsTest : public QObject {
     Q_OBJECT
@@ -180,7 +141,7 @@ private:
     {
         ExecutionPtr execution = start(contextId, code);
         if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
-            qWarning("the run did not finish: %s", qPrintable(eventsText(execution)));
+            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
             return nullptr;
         }
         return execution;
@@ -191,7 +152,7 @@ private:
     {
         const ExecutionPtr execution = run(contextId, code);
         if (execution && execution->status() != QLatin1String("ok"))
-            qWarning("expected ok: %s", qPrintable(eventsText(execution)));
+            qWarning("expected ok: %s", qPrintable(describe(execution)));
         return execution && execution->status() == QLatin1String("ok");
     }
 
@@ -233,7 +194,7 @@ private:
     {
         QVERIFY(after);
         VERIFY_EXEC(after->status() == "ok", after);
-        QCOMPARE(stdoutOf(after), expected);
+        QCOMPARE(out(after), expected);
         const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
         VERIFY_EXEC(!restored.isEmpty(), after);
         QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), replayed);
@@ -363,7 +324,7 @@ private slots:
             start(id, QStringLiteral("import time\nx = 3\nprint('looping', flush=True)\n"
                                      "while True:\n    time.sleep(0.05)"));
         QVERIFY(interrupted);
-        QTRY_VERIFY_WITH_TIMEOUT(stdoutOf(interrupted).contains(QLatin1String("looping")),
+        QTRY_VERIFY_WITH_TIMEOUT(out(interrupted).contains(QLatin1String("looping")),
                                  kRunTimeout);
         QVERIFY(contexts().interruptExecution(interrupted->id()).ok());
         QTRY_VERIFY_WITH_TIMEOUT(interrupted->isFinished(), kRunTimeout);
@@ -396,7 +357,7 @@ private slots:
             run(id, QStringLiteral("print(a, 'b' in globals(), 'c' in globals())"));
         QVERIFY(after);
         VERIFY_EXEC(after->status() == "ok", after);
-        QCOMPARE(stdoutOf(after), QStringLiteral("1 False False\n"));
+        QCOMPARE(out(after), QStringLiteral("1 False False\n"));
         const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
         QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 1);
         QCOMPARE(restored.value(QLatin1String("total")).toInt(), 3);
@@ -413,7 +374,7 @@ private slots:
         QVERIFY(pid > 0 && pid != pidBefore);
         const ExecutionPtr next = run(id, QStringLiteral("print(a + 1)"));
         QVERIFY(next);
-        QCOMPARE(stdoutOf(next), QStringLiteral("2\n"));
+        QCOMPARE(out(next), QStringLiteral("2\n"));
         VERIFY_EXEC(!hasEvent(next, QStringLiteral("restored")), next);
         QCOMPARE(info(id).pid, pid);
     }
@@ -438,7 +399,7 @@ private slots:
         const ExecutionPtr after = run(id, QStringLiteral("y = 5\nprint('x' in globals())"));
         QVERIFY(after);
         VERIFY_EXEC(after->status() == "ok", after);
-        QCOMPARE(stdoutOf(after), QStringLiteral("False\n"));
+        QCOMPARE(out(after), QStringLiteral("False\n"));
         const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
         QCOMPARE(restored.value(QLatin1String("complete")).toBool(), false);
         QCOMPARE(restored.value(QLatin1String("interpreter_lost")).toBool(), true);
@@ -462,7 +423,7 @@ private slots:
         QVERIFY(evict(id));
         const ExecutionPtr after = run(id, QStringLiteral("y = 2\nprint('x' in globals())"));
         QVERIFY(after);
-        QCOMPARE(stdoutOf(after), QStringLiteral("False\n"));
+        QCOMPARE(out(after), QStringLiteral("False\n"));
         VERIFY_EXEC(hasEvent(after, QStringLiteral("state_reset")), after);
         VERIFY_EXEC(!hasEvent(after, QStringLiteral("restored")), after);
 
@@ -471,7 +432,7 @@ private slots:
         QCOMPARE(info(id).restore, QStringLiteral("fresh"));
         const ExecutionPtr reopened = run(id, QStringLiteral("print('y' in globals())"));
         QVERIFY(reopened);
-        QCOMPARE(stdoutOf(reopened), QStringLiteral("False\n"));
+        QCOMPARE(out(reopened), QStringLiteral("False\n"));
         VERIFY_EXEC(hasEvent(reopened, QStringLiteral("state_reset")), reopened);
     }
 
@@ -497,7 +458,7 @@ private slots:
         QVERIFY(contexts().restart({}, id).ok());
         const ExecutionPtr afterRestart = run(id, QStringLiteral("b = 2\nprint('a' in globals())"));
         QVERIFY(afterRestart);
-        QCOMPARE(stdoutOf(afterRestart), QStringLiteral("False\n"));
+        QCOMPARE(out(afterRestart), QStringLiteral("False\n"));
         VERIFY_EXEC(!hasEvent(afterRestart, QStringLiteral("restored")), afterRestart);
         VERIFY_EXEC(!hasEvent(afterRestart, QStringLiteral("state_reset")), afterRestart);
 
@@ -700,7 +661,7 @@ private slots:
         QVERIFY(waiting);
         const ExecutionPtr queued = start(busy, QStringLiteral("print(kept)"));
         QVERIFY(queued);
-        QTRY_VERIFY_WITH_TIMEOUT(stdoutOf(waiting).contains(QLatin1String("waiting")), kRunTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(out(waiting).contains(QLatin1String("waiting")), kRunTimeout);
         const qint64 pid = info(busy).pid;
 
         // Over the limit: the busy context stays; the new one, the only one that can go, goes as
@@ -719,7 +680,7 @@ private slots:
         }
         QTRY_VERIFY_WITH_TIMEOUT(queued->isFinished(), kRunTimeout);
         QCOMPARE(waiting->status(), QStringLiteral("ok"));
-        QCOMPARE(stdoutOf(queued), QStringLiteral("2\n"));
+        QCOMPARE(out(queued), QStringLiteral("2\n"));
         VERIFY_EXEC(!hasEvent(queued, QStringLiteral("restored")), queued);
         QCOMPARE(info(busy).pid, pid);
         QCOMPARE(info(other).state, QStringLiteral("dormant"));

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// What the engine suites read off an Execution's events, and VERIFY_EXEC, which explains a
+// failed check with those events.
+
+#include "core/contextmanager.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStringList>
+#include <QTest>
+
+namespace replhost::core::testing {
+
+inline QList<sdk::Event> eventsOfType(const ExecutionPtr &execution, const QString &type)
+{
+    QList<sdk::Event> found;
+    for (const sdk::Event &event : execution->events()) {
+        if (event.type == type)
+            found.append(event);
+    }
+    return found;
+}
+
+inline bool hasEvent(const ExecutionPtr &execution, const QString &type)
+{
+    return !eventsOfType(execution, type).isEmpty();
+}
+
+// The fields of the first event of `type`; empty when there is none.
+inline QJsonObject eventFields(const ExecutionPtr &execution, const QString &type)
+{
+    const QList<sdk::Event> found = eventsOfType(execution, type);
+    return found.isEmpty() ? QJsonObject() : found.first().fields;
+}
+
+inline QString streamText(const ExecutionPtr &execution, const QString &name)
+{
+    QString text;
+    for (const sdk::Event &event : eventsOfType(execution, QStringLiteral("stream"))) {
+        if (event.fields.value(QLatin1String("name")).toString() == name)
+            text += event.fields.value(QLatin1String("text")).toString();
+    }
+    return text;
+}
+
+inline QString out(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stdout")); }
+inline QString err(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stderr")); }
+
+// The fields of the Done event (empty while the execution is not finished).
+inline QJsonObject doneOf(const ExecutionPtr &execution)
+{
+    if (execution->events().isEmpty() || execution->events().last().kind != sdk::Event::Kind::Done)
+        return {};
+    return execution->events().last().fields;
+}
+
+// The execution as text, for failure messages; long event lists are cut in the middle.
+inline QString describe(const ExecutionPtr &execution)
+{
+    if (!execution)
+        return QStringLiteral("(no execution)");
+    QStringList lines{QStringLiteral("execution %1 in %2, status \"%3\", %4 events:")
+                          .arg(execution->id(), execution->language(), execution->status())
+                          .arg(execution->events().size())};
+    const auto &events = execution->events();
+    for (qsizetype i = 0; i < events.size(); ++i) {
+        if (events.size() > 40 && i == 20) {
+            lines.append(QStringLiteral("  ... %1 more ...").arg(events.size() - 40));
+            i = events.size() - 20;
+        }
+        QByteArray json = QJsonDocument(events.at(i).toJson()).toJson(QJsonDocument::Compact);
+        if (json.size() > 400)
+            json = json.left(400) + "...";
+        lines.append(QStringLiteral("  %1: %2").arg(i).arg(QString::fromUtf8(json)));
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace replhost::core::testing
+
+// QVERIFY with the execution's events as the explanation, built only when the check fails.
+#define VERIFY_EXEC(condition, execution)                                                        \
+    do {                                                                                         \
+        if (!(condition))                                                                        \
+            QVERIFY2(condition, qPrintable(::replhost::core::testing::describe(execution)));     \
+    } while (false)
