@@ -167,6 +167,7 @@ int main(int argc, char **argv)
     core::EngineConfig config;
     config.dataDir = bench().dataDir.path();
     config.pluginPaths = {QStringLiteral(REPLHOST_BENCH_PLUGIN_DIR)};
+    config.warmPoolSize = 0;  // worker starts are measured cold here; bench_pool measures the pool
     auto engine = core::Engine::open(config);
     if (!engine) {
         std::fprintf(stderr, "cannot open the engine: %s\n", qPrintable(engine.error().message));

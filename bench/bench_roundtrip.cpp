@@ -67,6 +67,14 @@ const QString kCode = QStringLiteral("x = 1");
 // Fixed iteration counts rather than a minimum time: every case then has enough samples for its
 // p99, and a whole run takes a predictable half minute.
 constexpr int kFastIterations = 20000;
+// REPLHOST_BENCH_ITERATIONS overrides it, for runs under an instruction counter, where the
+// difference between two counts gives the cost of one iteration.
+int fastIterations()
+{
+    bool ok = false;
+    const int n = qEnvironmentVariableIntValue("REPLHOST_BENCH_ITERATIONS", &ok);
+    return ok && n > 0 ? n : kFastIterations;
+}
 constexpr int kJupyterIterations = 2000;
 // Before each timed loop, after the worker has been (re)pinned: caches, branch predictors and
 // the interpreter's own lazy paths settle on the new CPU.
@@ -480,13 +488,13 @@ int main(int argc, char **argv)
     for (Placement placement : {Placement::SameCpu, Placement::CrossCpu}) {
         configure(benchmark::RegisterBenchmark(caseName("engine", placement).c_str(), BM_Engine,
                                                placement),
-                  kFastIterations);
+                  fastIterations());
         configure(benchmark::RegisterBenchmark(caseName("pipe_worker", placement).c_str(),
                                                BM_Pipe, std::string("exec"), placement),
-                  kFastIterations);
+                  fastIterations());
         configure(benchmark::RegisterBenchmark(caseName("pipe_echo", placement).c_str(), BM_Pipe,
                                                std::string("echo"), placement),
-                  kFastIterations);
+                  fastIterations());
         configure(benchmark::RegisterBenchmark(caseName("jupyter", placement).c_str(), BM_Jupyter,
                                                placement),
                   kJupyterIterations);

@@ -20,6 +20,7 @@ std::optional<std::string> WarmEngineContext::open(const QString &dataDir, const
     core::EngineConfig config;
     config.dataDir = dataDir;
     config.pluginPaths = {pluginDir};
+    config.warmPoolSize = 0;  // worker starts are measured cold here; bench_pool measures the pool
     config.languageSettings = QJsonObject{
             {QStringLiteral("python"), QJsonObject{{QStringLiteral("interpreter"), interpreter}}}};
     auto opened = core::Engine::open(config);

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -24,6 +25,10 @@ using Clock = std::chrono::steady_clock;
 
 // A batch is committed as soon as this many writes are queued, without waiting for the interval.
 constexpr std::size_t kBatchSize = 1000;
+// ... or as soon as the queued events hold this many bytes.
+constexpr qint64 kBatchBytes = 4 * 1024 * 1024;
+// HistoryWriter::kMaxHeldBytes is four batches, so the engine rarely waits while the writer
+// commits the batch before.
 
 struct InsertExecution {
     ExecutionRecord execution;
@@ -58,7 +63,7 @@ Overloaded(Fs...) -> Overloaded<Fs...>;  // not implied for aggregates by every 
 
 class HistoryWriter::Private {
 public:
-    void enqueue(Write write);
+    void enqueue(Write write, qint64 heldBytes = 0);
     void run();
     void writeBatch(const std::vector<Write> &batch);
     Result<void> apply(const Write &write);
@@ -80,23 +85,37 @@ public:
     quint64 queuedCount = 0;
     quint64 doneCount = 0;
     quint64 flushTarget = 0;  // highest queuedCount a flush() waits for
+    qint64 queueBytes = 0;     // held by the writes in queue
+    qint64 inFlightBytes = 0;  // held by the batch being written
     bool stopping = false;
     QString lastError;
 
     std::atomic<qint64> failedWrites{0};
 };
 
-void HistoryWriter::Private::enqueue(Write write)
+void HistoryWriter::Private::enqueue(Write write, qint64 heldBytes)
 {
     bool notify = false;
     {
-        std::lock_guard lock(mutex);
+        std::unique_lock lock(mutex);
+        if (heldBytes > 0 && queueBytes + inFlightBytes + heldBytes > kMaxHeldBytes
+            && queueBytes + inFlightBytes > 0) {
+            // Back-pressure: wait for the writer rather than hold output without bound. It is
+            // woken now, not at the end of its interval.
+            wake.notify_one();
+            committed.wait(lock, [this, heldBytes] {
+                return stopping || queueBytes + inFlightBytes + heldBytes <= kMaxHeldBytes
+                        || queueBytes + inFlightBytes == 0;
+            });
+        }
         if (queue.empty())
             oldestQueuedAt = Clock::now();
         queue.push_back(std::move(write));
         ++queuedCount;
+        const bool crossedBytes = queueBytes < kBatchBytes && queueBytes + heldBytes >= kBatchBytes;
+        queueBytes += heldBytes;
         // The writer needs waking only to start its interval or to cut it short.
-        notify = queue.size() == 1 || queue.size() == kBatchSize;
+        notify = queue.size() == 1 || queue.size() == kBatchSize || crossedBytes;
     }
     if (notify)
         wake.notify_one();
@@ -110,14 +129,19 @@ void HistoryWriter::Private::run()
         if (queue.empty())
             return;  // stopping, and everything queued is written
         wake.wait_until(lock, oldestQueuedAt + interval, [this] {
-            return stopping || queue.size() >= kBatchSize || flushTarget > doneCount;
+            return stopping || queue.size() >= kBatchSize || queueBytes >= kBatchBytes
+                    || flushTarget > doneCount;
         });
         std::vector<Write> batch;
         batch.swap(queue);
+        inFlightBytes = std::exchange(queueBytes, 0);
         lock.unlock();
         writeBatch(batch);
+        const std::size_t written = batch.size();
+        batch.clear();  // what the writes held is freed before their bytes are given back
         lock.lock();
-        doneCount += batch.size();
+        doneCount += written;
+        inFlightBytes = 0;
         committed.notify_all();
     }
 }
@@ -277,13 +301,14 @@ void HistoryWriter::insertExecution(const ExecutionRecord &execution)
 
 void HistoryWriter::appendEvent(const ExecutionEventRecord &event)
 {
-    d->enqueue(AppendEvent{event, {}});
+    d->enqueue(AppendEvent{event, {}}, event.json.size());
 }
 
 void HistoryWriter::appendEvent(const QString &executionId, int seq,
-                                std::function<QByteArray()> makeJson)
+                                std::function<QByteArray()> makeJson, qint64 heldBytes)
 {
-    d->enqueue(AppendEvent{ExecutionEventRecord{executionId, seq, {}}, std::move(makeJson)});
+    d->enqueue(AppendEvent{ExecutionEventRecord{executionId, seq, {}}, std::move(makeJson)},
+               heldBytes);
 }
 
 void HistoryWriter::finishExecution(const QString &id, const QString &status, qint64 durationMs,
@@ -307,6 +332,12 @@ void HistoryWriter::flush()
     d->flushTarget = std::max(d->flushTarget, target);
     d->wake.notify_one();
     d->committed.wait(lock, [this, target] { return d->doneCount >= target; });
+}
+
+qint64 HistoryWriter::heldBytes() const
+{
+    std::lock_guard lock(d->mutex);
+    return d->queueBytes + d->inFlightBytes;
 }
 
 qint64 HistoryWriter::failedWrites() const

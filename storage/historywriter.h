@@ -14,7 +14,12 @@ namespace replhost::storage {
 
 // Keeps persistence off the hot path: execution starts, events and ends are queued here and
 // written by one background thread with its own connection, in batches (group commit), so an
-// execution never waits for the disk. A crash loses at most the last batch, never consistency.
+// execution never waits for the disk (short of output that outruns it: see Memory). A crash loses at most the last batch, never consistency.
+//
+// Memory: the queue is bounded by the bytes of the events it holds (event JSON, or what
+// appendEvent's `heldBytes` says). A write that would go beyond the bound waits, in the calling
+// thread, until the writer has committed enough: when output arrives faster than the disk takes
+// it, its producer is slowed down instead of the queue growing with the output.
 //
 // Threading: every method may be called from any thread. Writes are applied in the order they
 // were queued, except that of several usage updates of one context in a batch only the last is
@@ -33,7 +38,9 @@ public:
     // The same, with the event's JSON made by `makeJson` on the writer's thread, so that the
     // caller does not spend its own time serializing. `makeJson` must use only what it holds by
     // value (implicitly shared Qt values are fine: the caller may change its own copies).
-    void appendEvent(const QString &executionId, int seq, std::function<QByteArray()> makeJson);
+    // `heldBytes`: about how much memory `makeJson` holds, counted against the queue's bound.
+    void appendEvent(const QString &executionId, int seq, std::function<QByteArray()> makeJson,
+                     qint64 heldBytes = 0);
     void finishExecution(const QString &id, const QString &status, qint64 durationMs,
                          qint64 outputBytes, bool truncated);
     void updateContextUsage(const QString &contextId, int executionCount, const QString &cwd,
@@ -41,6 +48,12 @@ public:
 
     // Blocks until everything queued before the call is committed.
     void flush();
+
+    // The bound on what queued and in-flight events hold (see Memory above), and what they hold
+    // now. A write waits while it would take heldBytes() past the bound, unless nothing else is
+    // held (an event larger than the bound is still written, on its own).
+    static constexpr qint64 kMaxHeldBytes = 16 * 1024 * 1024;
+    qint64 heldBytes() const;
 
     qint64 failedWrites() const;
     QString lastError() const;

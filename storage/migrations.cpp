@@ -101,6 +101,13 @@ ALTER TABLE contexts ADD COLUMN replay_base_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE contexts ADD COLUMN replay_base_cwd TEXT NOT NULL DEFAULT '';
 UPDATE contexts SET replay_base_count = execution_count, replay_base_cwd = cwd;
 )sql"},
+    // Workspace settings: the workspace's own choices as a JSON object (core::WorkspaceSettings),
+    // each absent key taking the server's default. Compatible only with 3: a schema 2 replhost
+    // would run every workspace without the limits an administrator set on it.
+    {3, 3, R"sql(
+ALTER TABLE workspaces ADD COLUMN settings TEXT NOT NULL DEFAULT '{}'
+    CHECK (json_valid(settings) AND json_type(settings) = 'object');
+)sql"},
 };
 
 constexpr bool numberedFromOneWithoutGaps()

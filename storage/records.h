@@ -13,6 +13,9 @@ struct WorkspaceRecord {
     QString name;       // unique, used in URLs ("default")
     QString directory;  // absolute path of the workspace directory
     qint64 createdAt = 0;
+    // The workspace's own settings as a compact JSON object ("{}": the server's defaults for
+    // everything). Storage keeps the text as given; core::WorkspaceSettings gives it meaning.
+    QString settings = QStringLiteral("{}");
 };
 
 enum class EnvScope { Workspace, Context };

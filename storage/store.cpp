@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include <climits>
 #include <limits>
 #include <optional>
 
@@ -71,11 +72,13 @@ Result<std::optional<T>> first(Statement &s, Read read)
     return std::optional<T>(read(s));
 }
 
-// Column order of the SELECTs below: id, name, directory, created_at.
+// The columns readWorkspace() expects, in its order.
+#define WORKSPACE_COLUMNS "id, name, directory, created_at, settings"
+
 WorkspaceRecord readWorkspace(const Statement &s)
 {
     return WorkspaceRecord{s.columnString(0), s.columnString(1), s.columnString(2),
-                           s.columnInt64(3)};
+                           s.columnInt64(3), s.columnString(4)};
 }
 
 QString policyName(RestorePolicy policy)
@@ -201,15 +204,17 @@ QString Store::path() const
 
 // Workspaces
 
-Result<WorkspaceRecord> Store::createWorkspace(const QString &name, const QString &directory)
+Result<WorkspaceRecord> Store::createWorkspace(const QString &name, const QString &directory,
+                                               const QString &settings)
 {
-    WorkspaceRecord w{newId(), name, directory, QDateTime::currentMSecsSinceEpoch()};
-    Statement s(*m_db, "INSERT INTO workspaces (id, name, directory, created_at) "
-                       "VALUES (?1, ?2, ?3, ?4)");
+    WorkspaceRecord w{newId(), name, directory, QDateTime::currentMSecsSinceEpoch(), settings};
+    Statement s(*m_db, "INSERT INTO workspaces (id, name, directory, created_at, settings) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)");
     s.bind(1, w.id);
     s.bind(2, w.name);
     s.bind(3, w.directory);
     s.bind(4, w.createdAt);
+    s.bind(5, w.settings);
     if (auto r = s.run(); !r) {
         if (r.error().code == kConflict) {
             return makeError(kConflict,
@@ -222,23 +227,34 @@ Result<WorkspaceRecord> Store::createWorkspace(const QString &name, const QStrin
 
 Result<std::optional<WorkspaceRecord>> Store::workspaceByName(const QString &name)
 {
-    Statement s(*m_db, "SELECT id, name, directory, created_at FROM workspaces WHERE name = ?1");
+    Statement s(*m_db, "SELECT " WORKSPACE_COLUMNS " FROM workspaces WHERE name = ?1");
     s.bind(1, name);
     return first<WorkspaceRecord>(s, readWorkspace);
 }
 
 Result<std::optional<WorkspaceRecord>> Store::workspaceById(const QString &id)
 {
-    Statement s(*m_db, "SELECT id, name, directory, created_at FROM workspaces WHERE id = ?1");
+    Statement s(*m_db, "SELECT " WORKSPACE_COLUMNS " FROM workspaces WHERE id = ?1");
     s.bind(1, id);
     return first<WorkspaceRecord>(s, readWorkspace);
 }
 
 Result<QList<WorkspaceRecord>> Store::workspaces()
 {
-    Statement s(*m_db, "SELECT id, name, directory, created_at FROM workspaces "
-                       "ORDER BY created_at, rowid");
+    Statement s(*m_db, "SELECT " WORKSPACE_COLUMNS " FROM workspaces ORDER BY created_at, rowid");
     return collect<WorkspaceRecord>(s, readWorkspace);
+}
+
+Result<void> Store::setWorkspaceSettings(const QString &id, const QString &settings)
+{
+    Statement s(*m_db, "UPDATE workspaces SET settings = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, settings);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("store the settings of workspace %1").arg(id), r.error());
+    if (m_db->changes() == 0)
+        return notFound(QStringLiteral("workspace"), id);
+    return {};
 }
 
 Result<void> Store::deleteWorkspace(const QString &id)
@@ -592,9 +608,17 @@ Result<QList<ExecutionRecord>> Store::replayableExecutions(const QString &contex
 
 Result<QList<ExecutionEventRecord>> Store::events(const QString &executionId)
 {
+    return events(executionId, 0, INT_MAX);
+}
+
+Result<QList<ExecutionEventRecord>> Store::events(const QString &executionId, int fromSeq,
+                                                  int toSeq)
+{
     Statement s(*m_db, "SELECT execution_id, seq, json FROM execution_events "
-                       "WHERE execution_id = ?1 ORDER BY seq");
+                       "WHERE execution_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq");
     s.bind(1, executionId);
+    s.bind(2, fromSeq);
+    s.bind(3, toSeq);
     return collect<ExecutionEventRecord>(s, [](const Statement &row) {
         return ExecutionEventRecord{row.columnString(0), row.columnInt(1), row.columnBlob(2)};
     });

@@ -40,10 +40,15 @@ public:
     QString path() const;
 
     // Workspaces
-    Result<WorkspaceRecord> createWorkspace(const QString &name, const QString &directory);
+    // `settings`: a JSON object as text (see WorkspaceRecord::settings); anything else fails with
+    // "storage" (the schema checks it).
+    Result<WorkspaceRecord> createWorkspace(const QString &name, const QString &directory,
+                                            const QString &settings = QStringLiteral("{}"));
     Result<std::optional<WorkspaceRecord>> workspaceByName(const QString &name);
     Result<std::optional<WorkspaceRecord>> workspaceById(const QString &id);
     Result<QList<WorkspaceRecord>> workspaces();
+    // Replaces the workspace's settings text (the caller merges). Errors: "not_found", "storage".
+    Result<void> setWorkspaceSettings(const QString &id, const QString &settings);
     Result<void> deleteWorkspace(const QString &id);  // its contexts, env and history too
 
     // Env layers. setEnv/unsetEnv upsert one key; clearEnv removes the key from the layer
@@ -88,6 +93,8 @@ public:
     Result<QList<ExecutionRecord>> replayableExecutions(const QString &contextId,
                                                         int afterExecutionCount);
     Result<QList<ExecutionEventRecord>> events(const QString &executionId);  // in order
+    // Those with fromSeq <= seq < toSeq, in order.
+    Result<QList<ExecutionEventRecord>> events(const QString &executionId, int fromSeq, int toSeq);
     // Marks executions left "running" by a process that ended without finishing them.
     Result<int> abandonRunningExecutions(const QString &status);
 

@@ -147,7 +147,9 @@ void CommandProcess::readChannel(QProcess::ProcessChannel channel)
         m_truncated = true;
         m_execution->addEvent(Event::other(
             m_execution->id(), QStringLiteral("truncated"),
-            {{QStringLiteral("limit_bytes"), m_maxOutput},
+            {{QStringLiteral("limit"), QStringLiteral("output_bytes")},
+             {QStringLiteral("limit_value"), m_maxOutput},
+             {QStringLiteral("limit_bytes"), m_maxOutput},
              {QStringLiteral("message"),
               QStringLiteral("output beyond %1 bytes was dropped").arg(m_maxOutput)}}));
     }
@@ -168,11 +170,15 @@ void CommandProcess::onFinished(int exitCode, QProcess::ExitStatus status)
     readChannel(QProcess::StandardError);
     // Killed by a signal: the shell convention, 128 + the signal number.
     const int code = status == QProcess::CrashExit ? 128 + exitCode : exitCode;
-    if (m_stopStatus == QLatin1String("timeout"))
-        m_execution->addEvent(Event::error(m_execution->id(), QStringLiteral("Timeout"),
-                                           QStringLiteral("the command exceeded its time limit "
-                                                          "of %1 ms and was interrupted")
-                                               .arg(m_timeoutMs)));
+    if (m_stopStatus == QLatin1String("timeout")) {
+        Event timeout = Event::error(m_execution->id(), QStringLiteral("Timeout"),
+                                     QStringLiteral("the command exceeded its time limit of %1 ms "
+                                                    "and was interrupted")
+                                         .arg(m_timeoutMs));
+        timeout.fields.insert(QStringLiteral("limit"), QStringLiteral("timeout_ms"));
+        timeout.fields.insert(QStringLiteral("limit_value"), m_timeoutMs);
+        m_execution->addEvent(timeout);
+    }
     QString outcome = m_stopStatus;
     if (outcome.isEmpty())
         outcome = code == 0 ? QStringLiteral("ok") : QStringLiteral("error");

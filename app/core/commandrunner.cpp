@@ -10,12 +10,13 @@
 #include <QFileInfo>
 #include <QUuid>
 
+#include <limits>
+
 namespace replhost::core {
 
 CommandRunner::CommandRunner(storage::Store *store, WorkspaceManager *workspaces,
-                             qint64 maxOutputBytes, int finishedKept, QObject *parent)
-    : QObject(parent), m_store(store), m_workspaces(workspaces), m_maxOutput(maxOutputBytes),
-      m_finishedKept(finishedKept)
+                             int finishedKept, QObject *parent)
+    : QObject(parent), m_store(store), m_workspaces(workspaces), m_finishedKept(finishedKept)
 {
     connect(m_workspaces, &WorkspaceManager::aboutToRemove, this,
             [this](const QString &, const QString &name) {
@@ -47,6 +48,9 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
     auto ws = m_workspaces->get(request.workspace);
     if (!ws)
         return ws.error();
+    auto settings = m_workspaces->settings(ws->name);
+    if (!settings)
+        return settings.error();
     auto files = m_workspaces->files(ws->name);
     if (!files)
         return files.error();
@@ -69,7 +73,10 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
     auto command = ExecutionPtr(new Execution(id, ws->name, QString(), QStringLiteral("sh"),
                                               request.command),
                                 [](Execution *e) { e->deleteLater(); });
-    auto *process = new CommandProcess(command, m_maxOutput, this);
+    const qint64 outputCap = settings->limits.outputBytes > 0
+                                     ? settings->limits.outputBytes
+                                     : std::numeric_limits<qint64>::max();
+    auto *process = new CommandProcess(command, outputCap, this);
     m_commands.insert(id, command);
     m_running.insert(id, process);
     connect(process, &CommandProcess::finished, this, [this](const ExecutionPtr &finished) {
@@ -77,7 +84,8 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
         remember(finished);
     });
     emit commandStarted(command);
-    process->start(request.command, *directory, env, request.timeoutMs);
+    process->start(request.command, *directory, env,
+                   settings->effectiveTimeoutMs(request.timeoutMs));
     return command;
 }
 

@@ -33,7 +33,9 @@ struct CommandRequest {
 // (stdout, stderr), maybe "truncated", "error" (timeout, start failure) and "done" with
 // "exit_code". Its status is "ok" (exit 0), "error" (any other exit), "interrupted", "timeout"
 // or "aborted" (server shutdown, workspace deleted). Its context_id is empty and its language
-// "sh". Nothing is kept in storage.
+// "sh". Nothing is kept in storage. The workspace's settings bound each command like an
+// execution: limits.output_bytes caps its output, limits.timeout_ms its time (a request may ask
+// for less, not more).
 //
 // Errors: "bad_request" (empty command, invalid env key, cwd outside the workspace: "forbidden"),
 // "not_found". Threading: engine thread only. Store and workspaces are owned by the Engine and
@@ -41,8 +43,8 @@ struct CommandRequest {
 class CommandRunner : public QObject {
     Q_OBJECT
 public:
-    CommandRunner(storage::Store *store, WorkspaceManager *workspaces, qint64 maxOutputBytes,
-                  int finishedKept, QObject *parent = nullptr);
+    CommandRunner(storage::Store *store, WorkspaceManager *workspaces, int finishedKept,
+                  QObject *parent = nullptr);
     ~CommandRunner() override;  // kills whatever still runs
 
     Result<ExecutionPtr> run(const CommandRequest &request);
@@ -62,7 +64,6 @@ private:
 
     storage::Store *m_store;
     WorkspaceManager *m_workspaces;
-    qint64 m_maxOutput;
     int m_finishedKept;
     QHash<QString, ExecutionPtr> m_commands;
     QHash<QString, QPointer<CommandProcess>> m_running;

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context.h"
 
+#include "jsontext.h"
 #include "pluginregistry.h"
 #include "residencylimiter.h"
 #include "storage/historywriter.h"
 #include "storage/store.h"
+#include "warmpool.h"
+#include "workerconfinement.h"
 
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QPointer>
 
 namespace replhost::core {
 
@@ -125,6 +129,8 @@ Result<void> Context::ensureSession()
     if (!plugin)
         return plugin.error();
     const PluginEntry *entry = *plugin;
+    if (auto allowed = m_manager->checkIsolation(m_record.workspaceId); !allowed)
+        return allowed.error();
 
     sdk::SessionOptions options;
     options.contextId = m_record.id;
@@ -138,11 +144,23 @@ Result<void> Context::ensureSession()
             options.workingDirectory = ws->value().directory;
     }
     options.environment = desiredEnvironment();
-    options.settings = m_manager->m_languageSettings.value(entry->id).toObject();
-    m_appliedEnv = options.environment;
-    m_appliedIsDesired = true;
+    options.settings = m_manager->workerSettings(entry->id, m_record.workspaceId, m_record.id);
 
-    m_session = entry->handler->createSession(entry->runtime, options);
+    // A pooled worker has the base environment and a neutral cwd: the first request it gets
+    // carries the env layers as a delta and this context's cwd (prepareRequest()).
+    std::optional<WarmPool::Worker> pooled =
+        m_manager->m_pool->take(entry->id, options.settings, options.environment);
+    if (pooled) {
+        m_session = std::move(pooled->session);
+        m_appliedEnv = pooled->environment;
+        m_appliedIsDesired = false;
+        m_bindCwd = options.workingDirectory;
+    } else {
+        m_session = WorkerConfinement::createSession(*entry, options);
+        m_appliedEnv = options.environment;
+        m_appliedIsDesired = true;
+        m_bindCwd.clear();
+    }
     m_sessionReady = false;
     Session *session = m_session.get();
     connect(session, &Session::ready, this, &Context::onSessionReady);
@@ -154,8 +172,17 @@ Result<void> Context::ensureSession()
     m_hadWorker = true;
     if (m_restorePending)
         m_restoreClock.start();
-    session->start();
+    if (!pooled)
+        session->start();
     m_manager->m_residency->admit(this);
+    if (pooled && session->state() == Session::State::Idle) {
+        // It was ready in the pool, so no ready() will come: one is made up, from the event loop
+        // like a real one, so callers finish queueing what waits for it first.
+        QMetaObject::invokeMethod(this, [this, guard = QPointer<Session>(session)] {
+            if (guard && m_session.get() == guard && !m_sessionReady)
+                onSessionReady();
+        }, Qt::QueuedConnection);
+    }
     return {};
 }
 
@@ -276,7 +303,7 @@ void Context::beginRestore()
 void Context::continueRestore()
 {
     if (std::optional<sdk::ExecuteRequest> request = m_replay->next()) {
-        request->env.context = takeContextDelta();
+        prepareRequest(*request);
         m_session->execute(*request);
         return;
     }
@@ -336,6 +363,17 @@ sdk::EnvChange Context::takeContextDelta()
     return delta;
 }
 
+void Context::prepareRequest(sdk::ExecuteRequest &request)
+{
+    const bool binding = !m_bindCwd.isEmpty();
+    request.env.context = takeContextDelta();
+    if (!binding)
+        return;
+    // The first request to a worker from the pool: it was spawned without this context.
+    request.cwd = std::exchange(m_bindCwd, {});
+    request.env.context.set.insert(QStringLiteral("REPLHOST_CONTEXT_ID"), m_record.id);
+}
+
 void Context::warmUp()
 {
     if (auto r = ensureSession(); !r)
@@ -343,13 +381,13 @@ void Context::warmUp()
 }
 
 void Context::enqueue(const ExecutionPtr &execution, const QMap<QString, QString> &execEnv,
-                      const QStringList &execUnset, int timeoutMs)
+                      const QStringList &execUnset, const RunLimits &limits)
 {
     Pending pending;
     pending.execution = execution;
     pending.execEnv.set = execEnv;
     pending.execEnv.unset = execUnset;
-    pending.timeoutMs = timeoutMs;
+    pending.limits = limits;
     m_queue.enqueue(pending);
     emit changed();
     if (auto r = ensureSession(); !r) {
@@ -405,13 +443,13 @@ void Context::pump()
     request.id = execution->id();
     request.code = execution->code();
     request.executionCount = m_record.executionCount;
-    request.env.context = takeContextDelta();
     request.env.exec = m_running.execEnv;
+    prepareRequest(request);
 
     setState(QStringLiteral("busy"));
     emit m_manager->executionStarted(execution);
-    if (m_running.timeoutMs > 0)
-        m_timeout.start(m_running.timeoutMs);
+    if (m_running.limits.timeoutMs > 0)
+        m_timeout.start(m_running.limits.timeoutMs);
     m_session->execute(request);
 }
 
@@ -420,9 +458,10 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
     const bool isDone = event.kind == Event::Kind::Done;
     if (!isDone) {
         const qint64 size = outputSize(event);
-        if (size > 0 && m_runningOutput + size > m_manager->m_maxOutputBytes) {
+        const qint64 cap = m_running.limits.outputBytes;  // 0: no cap
+        if (size > 0 && cap > 0 && m_runningOutput + size > cap) {
             qint64 dropped = size;
-            const qint64 room = m_manager->m_maxOutputBytes - m_runningOutput;
+            const qint64 room = cap - m_runningOutput;
             if (event.kind == Event::Kind::Stream && room > 0) {
                 // Keep the part of a stream chunk that fits, so output is cut at the cap itself
                 // and not at the start of whichever read crossed it (a read can exceed the cap).
@@ -440,10 +479,13 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
                 m_runningTruncated = true;
                 const Event notice = Event::other(
                     execution->id(), QStringLiteral("truncated"),
-                    {{QStringLiteral("limit_bytes"), m_manager->m_maxOutputBytes},
+                    {{QStringLiteral("limit"), QStringLiteral("output_bytes")},
+                     {QStringLiteral("limit_value"), cap},
+                     {QStringLiteral("limit_bytes"), cap},
                      {QStringLiteral("message"),
-                      QStringLiteral("output beyond %1 bytes was dropped")
-                          .arg(m_manager->m_maxOutputBytes)}});
+                      QStringLiteral("output beyond %1 bytes was dropped (the workspace's "
+                                     "limits.output_bytes)")
+                          .arg(cap)}});
                 deliver(execution, notice);
             }
             m_runningOutput += dropped;
@@ -451,10 +493,11 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
         }
         m_runningOutput += size;
     }
-    // The JSON for history is built on the writer's thread, off the round trip.
-    m_manager->m_writer->appendEvent(execution->id(), int(execution->events().size()), [event] {
-        return QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact);
-    });
+    // The JSON for history is built on the writer's thread, off the round trip. The writer
+    // holds the event until then: its size lets the writer bound what it holds.
+    m_manager->m_writer->appendEvent(execution->id(), execution->eventCount(),
+                                     [event] { return JsonText::event(event); },
+                                     Execution::memoryEstimate(event));
     execution->addEvent(event);
 }
 
@@ -484,10 +527,20 @@ void Context::finish(const ExecutionPtr &execution, const Event &done)
     m_timeout.stop();
     Event final = done;
     if (m_timedOut) {
-        deliver(execution, Event::error(execution->id(), QStringLiteral("Timeout"),
-                                        QStringLiteral("the execution exceeded its time limit of "
-                                                       "%1 ms and was interrupted")
-                                            .arg(m_running.timeoutMs)));
+        const RunLimits &limits = m_running.limits;
+        Event timeout = Event::error(
+            execution->id(), QStringLiteral("Timeout"),
+            QStringLiteral("the execution exceeded its time limit of %1 ms%2 and was interrupted")
+                .arg(limits.timeoutMs)
+                .arg(limits.timeoutIsWorkspaceLimit
+                         ? QStringLiteral(" (the workspace's limits.timeout_ms)")
+                         : QString()));
+        timeout.fields.insert(QStringLiteral("limit"), QStringLiteral("timeout_ms"));
+        timeout.fields.insert(QStringLiteral("limit_value"), limits.timeoutMs);
+        timeout.fields.insert(QStringLiteral("limit_source"),
+                              limits.timeoutIsWorkspaceLimit ? QStringLiteral("workspace")
+                                                             : QStringLiteral("request"));
+        deliver(execution, timeout);
         final.fields.insert(QStringLiteral("status"), QStringLiteral("timeout"));
     }
     if (m_runningTruncated)

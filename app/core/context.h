@@ -62,8 +62,15 @@ public:
     // Stops the worker cleanly and makes the context dormant; its next use restores it (or, with
     // the "fresh" policy, starts afresh). Only when isEvictable().
     void evict();
+    // What bounds one execution; fixed when it is queued, so a later change of the workspace's
+    // settings reaches the executions queued after it.
+    struct RunLimits {
+        int timeoutMs = 0;             // 0: none
+        bool timeoutIsWorkspaceLimit = false;  // the workspace's limits.timeout_ms, not the request's
+        qint64 outputBytes = 0;        // output kept; 0: no cap
+    };
     void enqueue(const ExecutionPtr &execution, const QMap<QString, QString> &execEnv,
-                 const QStringList &execUnset, int timeoutMs);
+                 const QStringList &execUnset, const RunLimits &limits);
     void interruptExecution(const QString &executionId);
     void interruptAll();
     // Ends everything queued or running with `status`, stops the interpreter.
@@ -84,7 +91,7 @@ private:
     struct Pending {
         ExecutionPtr execution;
         sdk::EnvChange execEnv;
-        int timeoutMs = 0;
+        RunLimits limits;
     };
 
     Result<void> ensureSession();
@@ -101,6 +108,9 @@ private:
     void detachSession();
     void setState(const QString &state);
     sdk::EnvChange takeContextDelta();
+    // Fills in what every request to the interpreter carries: the context env delta, and for
+    // the first request to a pooled worker, the cwd and the context id it was not spawned with.
+    void prepareRequest(sdk::ExecuteRequest &request);
 
     // Durability (see the class comment).
     bool hasStateSinceBase() const { return m_record.executionCount > m_record.replayBaseCount; }
@@ -140,6 +150,9 @@ private:
     // The interpreter has every layer change: the next run needs no context delta (saves a
     // diff over the whole environment on every run).
     bool m_appliedIsDesired = false;
+    // Non-empty while the worker came from the warm pool and has not had a request yet: the
+    // directory a cold start would have given it.
+    QString m_bindCwd;
     QQueue<Pending> m_queue;
     struct Query {
         std::function<void()> ask;      // asks the (now ready) interpreter

@@ -7,13 +7,19 @@
 #include "residencylimiter.h"
 #include "storage/historywriter.h"
 #include "storage/store.h"
+#include "warmpool.h"
+#include "workerconfinement.h"
 #include "workspacemanager.h"
 
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QMetaMethod>
+#include <QPointer>
 #include <QUuid>
+
+#include <climits>
 
 namespace replhost::core {
 
@@ -84,20 +90,27 @@ QJsonObject ContextInfo::toJson() const
 
 ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *writer,
                                PluginRegistry *plugins, WorkspaceManager *workspaces,
-                               QJsonObject languageSettings, qint64 maxOutputBytesPerExecution,
-                               int finishedExecutionsKept, QObject *parent)
+                               QJsonObject languageSettings, int finishedExecutionsKept,
+                               QObject *parent)
     : QObject(parent)
     , m_store(store)
     , m_writer(writer)
     , m_plugins(plugins)
     , m_workspaces(workspaces)
     , m_languageSettings(std::move(languageSettings))
-    , m_maxOutputBytes(maxOutputBytesPerExecution)
     , m_finishedKept(finishedExecutionsKept)
     , m_executionIdPrefix(newId())
 {
     m_residency = new ResidencyLimiter(m_contexts, this);
     m_residency->setLimits(64, 0);
+    // Pooled workers are started as workers of the default workspace would be.
+    m_pool = new WarmPool(
+        m_plugins,
+        [this](const QString &language) {
+            auto ws = m_workspaces->get({});
+            return workerSettings(language, ws ? ws->id : QString());
+        },
+        this);
     connect(m_workspaces, &WorkspaceManager::envChanged, this, [this](const QString &workspaceId) {
         for (Context *context : std::as_const(m_contexts)) {
             if (context->record().workspaceId == workspaceId)
@@ -145,9 +158,8 @@ Result<void> ContextManager::load()
             return rows.error();
         for (const auto &row : *rows) {
             auto *context = new Context(this, row, ws.name, /*dormant=*/true);
-            connect(context, &Context::changed, this, [this, context] {
-                emit contextChanged(context->info());
-            });
+            connect(context, &Context::changed, this,
+                    [this, context] { announceChange(context); });
             m_contexts.insert(row.id, context);
         }
     }
@@ -191,6 +203,8 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
         return makeError(QStringLiteral("bad_request"),
                          QStringLiteral("restore must be \"replay\" or \"fresh\", not \"%1\"")
                              .arg(request.restore));
+    if (auto r = checkContextLimit(*ws); !r)
+        return r.error();
 
     storage::ContextRecord row;
     row.id = newId();
@@ -218,14 +232,35 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
         return stored.error();
 
     auto *context = new Context(this, row, ws->name, /*dormant=*/false);
-    connect(context, &Context::changed, this, [this, context] {
-        emit contextChanged(context->info());
-    });
+    connect(context, &Context::changed, this, [this, context] { announceChange(context); });
     m_contexts.insert(row.id, context);
     context->warmUp();
     const ContextInfo info = context->info();
     emit contextAdded(info);
     return info;
+}
+
+Result<void> ContextManager::checkContextLimit(const storage::WorkspaceRecord &workspace) const
+{
+    auto settings = m_workspaces->settings(workspace.name);
+    if (!settings)
+        return settings.error();
+    const int limit = settings->limits.maxContexts;
+    if (limit == 0)
+        return {};
+    const auto count = std::count_if(m_contexts.cbegin(), m_contexts.cend(),
+                                     [&workspace](const Context *context) {
+                                         return context->record().workspaceId == workspace.id;
+                                     });
+    if (count < limit)
+        return {};
+    return makeError(QStringLiteral("limit_reached"),
+                     QStringLiteral("workspace \"%1\" already has %2 contexts, its limit "
+                                    "(limits.max_contexts = %3); delete a context or raise the "
+                                    "limit in the workspace's settings")
+                         .arg(workspace.name)
+                         .arg(count)
+                         .arg(limit));
 }
 
 Result<ContextInfo> ContextManager::get(const QString &workspace, const QString &id) const
@@ -338,6 +373,15 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
     }
     if (request.timeoutMs < 0)
         return makeError(QStringLiteral("bad_request"), QStringLiteral("timeout_ms must be >= 0"));
+    auto settings = m_workspaces->settings(ws->name);
+    if (!settings)
+        return settings.error();
+    Context::RunLimits limits;
+    limits.timeoutMs = settings->effectiveTimeoutMs(request.timeoutMs);
+    limits.timeoutIsWorkspaceLimit = limits.timeoutMs > 0
+                                     && limits.timeoutMs == settings->limits.timeoutMs
+                                     && request.timeoutMs != limits.timeoutMs;
+    limits.outputBytes = settings->limits.outputBytes;
 
     Context *context = nullptr;
     if (!request.contextId.isEmpty()) {
@@ -374,14 +418,22 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
     auto execution = ExecutionPtr(new Execution(nextExecutionId(), ws->name, context->record().id,
                                                 context->record().language, request.code),
                                   [](Execution *e) { e->deleteLater(); });
+    execution->keepRecentOnly(historyArchive(), m_eventWindowBytes);
     m_executions.insert(execution->id(), execution);
-    context->enqueue(execution, request.env, request.envUnset, request.timeoutMs);
+    context->enqueue(execution, request.env, request.envUnset, limits);
     return execution;
 }
 
 QString ContextManager::nextExecutionId()
 {
     return m_executionIdPrefix + QLatin1Char('-') + QString::number(++m_executionsMade);
+}
+
+void ContextManager::announceChange(const Context *context)
+{
+    static const QMetaMethod signal = QMetaMethod::fromSignal(&ContextManager::contextChanged);
+    if (isSignalConnected(signal))
+        emit contextChanged(context->info());
 }
 
 void ContextManager::remember(const ExecutionPtr &execution)
@@ -426,13 +478,9 @@ Result<ExecutionPtr> ContextManager::lookupExecution(const QString &executionId)
         return ws.error();
     if (!ws->has_value())
         return missing;
-    auto rows = m_store->events(executionId);
-    if (!rows)
-        return rows.error();
-    QList<sdk::Event> events;
-    events.reserve(rows->size());
-    for (const storage::ExecutionEventRecord &event : *rows)
-        events.append(sdk::Event::fromJson(QJsonDocument::fromJson(event.json).object()));
+    auto events = storedEvents(executionId, 0, INT_MAX);
+    if (!events)
+        return events.error();
 
     auto execution = ExecutionPtr(new Execution(record.id, ws->value().name, record.contextId,
                                                 context->value().language, record.code),
@@ -441,8 +489,35 @@ Result<ExecutionPtr> ContextManager::lookupExecution(const QString &executionId)
     // it); it is reported as it was left.
     execution->restore(record.status, record.executionCount,
                        QDateTime::fromMSecsSinceEpoch(record.startedAt, Qt::UTC),
-                       record.durationMs, events);
+                       record.durationMs, *events);
+    execution->keepRecentOnly(historyArchive(), m_eventWindowBytes);
     return execution;
+}
+
+EventArchive ContextManager::historyArchive()
+{
+    // Executions can outlive the manager (a stream still holds one at shutdown).
+    return [manager = QPointer<ContextManager>(this)](const QString &executionId, int from,
+                                                      int to) -> Result<QList<sdk::Event>> {
+        if (!manager)
+            return makeError(QStringLiteral("unavailable"),
+                             QStringLiteral("the engine has shut down; its history is closed"));
+        return manager->storedEvents(executionId, from, to);
+    };
+}
+
+Result<QList<sdk::Event>> ContextManager::storedEvents(const QString &executionId, int from,
+                                                       int to)
+{
+    m_writer->flush();  // the newest events are in the writer's queue until its next batch
+    auto rows = m_store->events(executionId, from, to);
+    if (!rows)
+        return rows.error();
+    QList<sdk::Event> events;
+    events.reserve(rows->size());
+    for (const storage::ExecutionEventRecord &event : *rows)
+        events.append(sdk::Event::fromJson(QJsonDocument::fromJson(event.json).object()));
+    return events;
 }
 
 Result<QList<storage::ExecutionRecord>> ContextManager::history(const QString &workspace,
@@ -559,8 +634,47 @@ Result<ContextInfo> ContextManager::evict(const QString &workspace, const QStrin
     return context->info();
 }
 
+void ContextManager::setWarmPoolSizes(int defaultSize, const QMap<QString, int> &perLanguage)
+{
+    m_pool->setSizes(defaultSize, perLanguage);
+}
+
+QJsonObject ContextManager::workerSettings(const QString &language, const QString &workspaceId,
+                                           const QString &contextId) const
+{
+    QJsonObject settings = m_languageSettings.value(language).toObject();
+    // The worker-level part of the workspace's settings, as they are when the worker starts.
+    auto ws = m_store->workspaceById(workspaceId);
+    if (!ws || !ws->has_value())
+        return settings;
+    auto workspace = m_workspaces->settings(ws->value().name);
+    if (!workspace)
+        return settings;
+    QJsonObject confinement =
+        WorkerConfinement::forWorkspace(*workspace, ws->value().directory, contextId);
+    if (const QJsonObject sandbox =
+                WorkerConfinement::sandbox(*workspace, ws->value().directory, m_sandbox);
+        !sandbox.isEmpty())
+        confinement.insert(QStringLiteral("sandbox"), sandbox);
+    if (!confinement.isEmpty())
+        settings.insert(QStringLiteral("confinement"), confinement);
+    return settings;
+}
+
+Result<void> ContextManager::checkIsolation(const QString &workspaceId) const
+{
+    auto ws = m_store->workspaceById(workspaceId);
+    if (!ws || !ws->has_value())
+        return {};
+    auto workspace = m_workspaces->settings(ws->value().name);
+    if (!workspace)
+        return workspace.error();
+    return WorkerConfinement::sandboxRefusal(*workspace, m_sandbox);
+}
+
 void ContextManager::shutdownAll()
 {
+    m_pool->stop();
     for (Context *context : std::as_const(m_contexts))
         context->stop(QStringLiteral("replhost is shutting down"));
     if (m_writer)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "execution.h"
+#include "sandboxsupport.h"
 #include "storage/records.h"
 
 #include <replhost/sdk/result.h>
@@ -24,6 +25,7 @@ namespace replhost::core {
 class Context;
 class PluginRegistry;
 class ResidencyLimiter;
+class WarmPool;
 class WorkspaceManager;
 
 using ExecutionPtr = std::shared_ptr<Execution>;
@@ -69,7 +71,9 @@ struct RunRequest {
     QString code;
     QMap<QString, QString> env;  // execution layer: for this run only
     QStringList envUnset;        // execution layer: removed for this run only
-    int timeoutMs = 0;           // 0 = none; on expiry the interrupt ladder runs, status "timeout"
+    // 0 = none; on expiry the interrupt ladder runs, status "timeout". At most the workspace's
+    // limits.timeout_ms: no timeout or a longer one gets that limit.
+    int timeoutMs = 0;
 };
 
 // Contexts: live, stateful interpreters, each in a workspace, with their own env layer, cwd and
@@ -77,7 +81,13 @@ struct RunRequest {
 // run in parallel. Every event of every execution is forwarded to subscribers (executionStarted
 // gives the Execution; connect to its signals) and persisted through the HistoryWriter.
 //
-// Errors (Error::code): "bad_request", "not_found", "unknown_language", "unavailable".
+// Errors (Error::code): "bad_request", "not_found", "unknown_language", "unavailable",
+// "limit_reached" (creating a context, the default one of run() by language included, in a
+// workspace that has limits.max_contexts of them already).
+//
+// The workspace's settings bound what it runs: limits.max_contexts its contexts, and each
+// execution gets limits.timeout_ms (see RunRequest::timeoutMs) and limits.output_bytes as they
+// are when it is queued.
 // Threading: engine thread only. Store, writer, registry and workspaces are owned by the Engine
 // and outlive this object.
 class ContextManager : public QObject {
@@ -85,8 +95,7 @@ class ContextManager : public QObject {
 public:
     ContextManager(storage::Store *store, storage::HistoryWriter *writer,
                    PluginRegistry *plugins, WorkspaceManager *workspaces,
-                   QJsonObject languageSettings, qint64 maxOutputBytesPerExecution,
-                   int finishedExecutionsKept,
+                   QJsonObject languageSettings, int finishedExecutionsKept,
                    QObject *parent = nullptr);
     ~ContextManager() override;
 
@@ -139,6 +148,13 @@ public:
     // Interrupts everything running and stops all workers (for a clean exit).
     void shutdownAll();
 
+    // About how many bytes of its most recent events each execution keeps in memory (at least
+    // its newest event); older events are read back from the history when a client asks for
+    // them (Execution::eventRange). Applies to executions created from now on. Until called:
+    // kDefaultEventWindowBytes.
+    static constexpr qint64 kDefaultEventWindowBytes = 2 * 1024 * 1024;
+    void setEventWindowBytes(qint64 bytes) { m_eventWindowBytes = std::max<qint64>(0, bytes); }
+
     // At most `maxResidentWorkers` (>= 1) workers run at once, and a worker idle for
     // `idleTimeoutMs` (0: never) stops; the least recently used idle context is made dormant
     // (see ResidencyLimiter). Until called: 64 workers, no idle timeout.
@@ -146,6 +162,17 @@ public:
     // Makes an idle context dormant now: its worker stops cleanly and its next use restores it.
     // Errors: "not_found", "busy" (running, queued, starting or restoring).
     Result<ContextInfo> evict(const QString &workspace, const QString &id);
+
+    // Keeps `defaultSize` started workers per available language (`perLanguage` overrides by
+    // language id; 0 disables) for new, restarted and restored contexts to take; see WarmPool.
+    // Until called: no pool.
+    void setWarmPoolSizes(int defaultSize, const QMap<QString, int> &perLanguage);
+    const WarmPool &warmPool() const { return *m_pool; }
+
+    // Whether workers can be sandboxed (Engine::open probes it). A context in a workspace whose
+    // isolation is "sandbox" fails to start, with the reason, while they cannot. Until called:
+    // unavailable, with no bwrap.
+    void setSandboxSupport(const SandboxSupport &support) { m_sandbox = support; }
 
 signals:
     void contextAdded(const replhost::core::ContextInfo &context);
@@ -162,7 +189,23 @@ private:
     friend class Context;
     void removeWorkspaceContexts(const QString &workspaceId);
     Result<Context *> find(const QString &workspace, const QString &id) const;
+    // Error "limit_reached" when the workspace has as many contexts as limits.max_contexts.
+    Result<void> checkContextLimit(const storage::WorkspaceRecord &workspace) const;
     void remember(const ExecutionPtr &execution);
+    // Context::changed, passed on as contextChanged(). A context changes several times per run,
+    // so its info is made only when someone listens.
+    void announceChange(const Context *context);
+    // Reads an execution's events back from the history (committing what is queued first).
+    EventArchive historyArchive();
+    Result<QList<sdk::Event>> storedEvents(const QString &executionId, int from, int to);
+    // SessionOptions::settings for a worker of `language` in the workspace `workspaceId`, for
+    // the context `contextId` (empty: not yet bound to one): the language's settings, and the
+    // workspace's worker confinement under "confinement" when it has one.
+    QJsonObject workerSettings(const QString &language, const QString &workspaceId,
+                               const QString &contextId = {}) const;
+    // Error "unavailable" with the reason when the workspace runs its workers in a sandbox and
+    // this machine cannot make one (WorkerConfinement::sandboxRefusal).
+    Result<void> checkIsolation(const QString &workspaceId) const;
     // A random prefix drawn once per manager plus a counter: unique across engine runs like a
     // UUID, without a draw from the system RNG on every execution.
     QString nextExecutionId();
@@ -172,11 +215,13 @@ private:
     PluginRegistry *m_plugins;
     WorkspaceManager *m_workspaces;
     QJsonObject m_languageSettings;
-    qint64 m_maxOutputBytes;
     int m_finishedKept;
     QHash<QString, Context *> m_contexts;  // owned (QObject children)
     ResidencyLimiter *m_residency = nullptr;  // owned (QObject child)
+    WarmPool *m_pool = nullptr;               // owned (QObject child)
+    SandboxSupport m_sandbox;
     QHash<QString, ExecutionPtr> m_executions;
+    qint64 m_eventWindowBytes = kDefaultEventWindowBytes;
     QList<QString> m_finishedOrder;
     const QString m_executionIdPrefix;
     quint64 m_executionsMade = 0;

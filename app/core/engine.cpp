@@ -79,21 +79,24 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
     engine->m_plugins->discover(PluginRegistry::standardSearchPaths(config.pluginPaths),
                                 config.languageSettings);
 
-    engine->m_workspaces = new WorkspaceManager(engine->m_store.get(), engine->m_dataDir, engine.get());
+    engine->m_workspaces = new WorkspaceManager(engine->m_store.get(), engine->m_dataDir,
+                                                config.workspaceDefaults, engine.get());
     if (auto r = engine->m_workspaces->ensureDefault(); !r)
         return r.error();
 
     engine->m_contexts = new ContextManager(engine->m_store.get(), engine->m_writer.get(),
                                             engine->m_plugins, engine->m_workspaces,
                                             config.languageSettings,
-                                            config.maxOutputBytesPerExecution,
                                             config.finishedExecutionsKept, engine.get());
     engine->m_contexts->setResidencyLimits(config.resolvedMaxResidentWorkers(),
                                            config.workerIdleTimeoutMs);
+    // Before anything can start a worker: a sandboxed workspace's workers need to know.
+    engine->m_sandbox = SandboxSupport::probe(config.bwrapPath, {engine->m_dataDir});
+    engine->m_contexts->setSandboxSupport(engine->m_sandbox);
     if (auto r = engine->m_contexts->load(); !r)
         return r.error();
+    engine->m_contexts->setWarmPoolSizes(config.warmPoolSize, config.warmPoolSizes);
     engine->m_commands = new CommandRunner(engine->m_store.get(), engine->m_workspaces,
-                                           config.maxOutputBytesPerExecution,
                                            config.finishedExecutionsKept, engine.get());
     engine->m_metrics = new Metrics(engine->m_contexts, engine->m_commands, engine.get());
     return engine;

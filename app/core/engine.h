@@ -6,6 +6,7 @@
 #include "engineconfig.h"
 #include "metrics.h"
 #include "pluginregistry.h"
+#include "sandboxsupport.h"
 #include "workspacemanager.h"
 
 #include <replhost/sdk/result.h>
@@ -41,6 +42,8 @@ public:
     ContextManager &contexts() { return *m_contexts; }
     CommandRunner &commands() { return *m_commands; }
     Metrics &metrics() { return *m_metrics; }
+    // Whether workers can be sandboxed here, as found when the engine opened.
+    const SandboxSupport &sandbox() const { return m_sandbox; }
     storage::Store &store() { return *m_store; }
 
     static QString appVersion();
@@ -59,6 +62,7 @@ private:
     ContextManager *m_contexts = nullptr;
     CommandRunner *m_commands = nullptr;
     Metrics *m_metrics = nullptr;
+    SandboxSupport m_sandbox;
 };
 
 } // namespace replhost::core

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "workspacesettings.h"
+
 #include <QJsonObject>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -16,9 +19,10 @@ struct EngineConfig {
     QStringList pluginPaths;
     // Per-language settings handed to handlers: {"python": {"interpreter": "/usr/bin/python3"}}.
     QJsonObject languageSettings;
-    // Output kept per execution (stream text, display and result data); beyond it the output is
-    // dropped and a "truncated" event says so. The worker's pipes are always drained.
-    qint64 maxOutputBytesPerExecution = 16 * 1024 * 1024;
+    // The settings of every workspace that does not choose otherwise (WorkspaceSettings): its
+    // limits (contexts, execution time, output kept per execution, worker resources), isolation
+    // and network. limits.outputBytes also caps each stateless command's output.
+    WorkspaceSettings workspaceDefaults;
     // Executions kept in memory after they finish, so clients can still attach to their stream.
     int finishedExecutionsKept = 256;
     // Workers that may run at once; beyond it the least recently used idle context is made
@@ -26,6 +30,14 @@ struct EngineConfig {
     int maxResidentWorkers = 0;
     // A worker idle this long is stopped and its context made dormant; 0: never.
     int workerIdleTimeoutMs = 30 * 60 * 1000;
+    // Started workers kept idle per available language for new, restarted and restored contexts
+    // to take, so they do not wait for an interpreter start (see WarmPool); 0 disables.
+    // `warmPoolSizes` overrides it by language id: {"java": 2, "go": 0}.
+    int warmPoolSize = 1;
+    QMap<QString, int> warmPoolSizes;
+    // bwrap, for workspaces whose isolation is "sandbox"; empty: looked up on PATH. Either way
+    // it is tried once when the engine opens (SandboxSupport).
+    QString bwrapPath;
 
     // The data dir this config resolves to (dataDir, REPLHOST_DATA_DIR or the XDG default).
     // replhost-cli, which links no Qt, repeats this rule in cli::ServerLocator::dataDir(): a

@@ -1,11 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "execution.h"
 
-#include <QJsonArray>
+#include <QJsonDocument>
 
 namespace replhost::core {
 
 using sdk::Event;
+
+namespace {
+
+// What an event holds in memory, roughly: strings are UTF-16, and every event carries a JSON
+// object and a few strings besides its text. Only the window's size depends on it.
+constexpr qint64 kEventOverheadBytes = 256;
+
+qint64 stringBytes(const QJsonValue &value)
+{
+    if (value.isString())
+        return 2 * value.toString().size();
+    qint64 bytes = 0;
+    if (value.isObject()) {
+        const QJsonObject object = value.toObject();
+        for (auto it = object.begin(); it != object.end(); ++it)
+            bytes += stringBytes(it.value());
+    } else if (value.isArray()) {
+        for (const QJsonValue &item : value.toArray())
+            bytes += stringBytes(item);
+    }
+    return bytes;
+}
+
+} // namespace
+
+qint64 Execution::memoryEstimate(const Event &event)
+{
+    switch (event.kind) {
+    case Event::Kind::Stream:
+        return kEventOverheadBytes + stringBytes(event.fields.value(QLatin1String("text")));
+    case Event::Kind::Display:
+    case Event::Kind::Result:
+    case Event::Kind::Error:
+        return kEventOverheadBytes + stringBytes(event.fields);
+    default:
+        return kEventOverheadBytes;
+    }
+}
+
+namespace {
+
+qint64 utf8Length(QStringView text)
+{
+    qint64 bytes = text.size();
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const char16_t c = text[i].unicode();
+        if (c < 0x80)
+            continue;
+        if (c < 0x800) {
+            bytes += 1;
+        } else if (QChar::isHighSurrogate(c) && i + 1 < text.size()
+                   && QChar::isLowSurrogate(text[i + 1].unicode())) {
+            bytes += 2;  // four bytes for the pair's two units
+            ++i;
+        } else {
+            bytes += 2;
+        }
+    }
+    return bytes;
+}
+
+qint64 outputOf(const Event &event)
+{
+    if (event.kind == Event::Kind::Stream)
+        return utf8Length(event.fields.value(QLatin1String("text")).toString());
+    if (event.kind == Event::Kind::Display || event.kind == Event::Kind::Result)
+        return QJsonDocument(event.fields.value(QLatin1String("data")).toObject())
+                .toJson(QJsonDocument::Compact).size();
+    return 0;
+}
+
+} // namespace
 
 Execution::Execution(QString id, QString workspace, QString contextId, QString language,
                      QString code, QObject *parent)
@@ -25,19 +97,73 @@ void Execution::markRunning()
     m_startedAt = QDateTime::currentDateTimeUtc();
 }
 
+void Execution::keepRecentOnly(EventArchive archive, qint64 windowBytes)
+{
+    m_archive = std::move(archive);
+    m_windowBytes = std::max<qint64>(0, windowBytes);
+    trimWindow();
+}
+
+void Execution::trimWindow()
+{
+    if (m_windowBytes < 0)
+        return;
+    // The newest event always stays, so a live subscriber finds what it was just told about.
+    while (m_recentBytes > m_windowBytes && m_recent.size() > 1) {
+        m_recentBytes -= memoryEstimate(m_recent.constFirst());
+        m_recent.removeFirst();  // O(1) in Qt 6: the list keeps free space at its front
+        ++m_firstRecent;
+    }
+}
+
 void Execution::addEvent(const Event &event)
 {
     if (m_finished)
         return;  // nothing follows Done
-    m_events.append(event);
+    m_recent.append(event);
+    m_outputBytes += outputOf(event);
+    if (m_windowBytes >= 0)
+        m_recentBytes += memoryEstimate(event);
     if (event.kind == Event::Kind::Done) {
         m_finished = true;
         m_status = event.fields.value(QLatin1String("status")).toString();
         m_durationMs = m_startedAt.msecsTo(QDateTime::currentDateTimeUtc());
     }
-    emit eventAdded(m_events.constLast(), int(m_events.size()) - 1);
+    const int index = eventCount() - 1;
+    // Trimmed after the signal, so that the event is still in memory for its subscribers.
+    const Event &added = m_recent.constLast();
+    emit eventAdded(added, index);
+    trimWindow();
     if (m_finished)
         emit finished();
+}
+
+Result<QList<Event>> Execution::eventRange(int from, int maxCount) const
+{
+    if (from < 0)
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("event index %1 is negative").arg(from));
+    const int end = eventCount();
+    const int to = maxCount < 0 ? end : int(std::min<qint64>(end, qint64(from) + maxCount));
+    if (from >= to)
+        return QList<Event>();
+    if (from >= m_firstRecent)
+        return m_recent.mid(from - m_firstRecent, to - from);
+    if (!m_archive)
+        return makeError(QStringLiteral("internal"),
+                         QStringLiteral("events before %1 of execution %2 left memory without an "
+                                        "archive").arg(m_firstRecent).arg(m_id));
+    // What left memory comes from the archive; what is still here is added from memory.
+    auto archived = m_archive(m_id, from, std::min(to, m_firstRecent));
+    if (!archived)
+        return archived.error();
+    if (archived->isEmpty())
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("events %1 to %2 of execution %3 are missing from the "
+                                        "history").arg(from).arg(m_firstRecent - 1).arg(m_id));
+    if (to > m_firstRecent && from + archived->size() == m_firstRecent)
+        archived->append(m_recent.mid(0, to - m_firstRecent));
+    return archived;
 }
 
 void Execution::restore(const QString &status, int executionCount, const QDateTime &startedAt,
@@ -47,71 +173,12 @@ void Execution::restore(const QString &status, int executionCount, const QDateTi
     m_executionCount = executionCount;
     m_startedAt = startedAt;
     m_durationMs = durationMs;
-    m_events = events;
+    m_recent = events;
+    m_firstRecent = 0;
+    m_outputBytes = 0;
+    for (const Event &event : events)
+        m_outputBytes += outputOf(event);
     m_finished = true;
-}
-
-QJsonObject Execution::toJson(bool withEvents) const
-{
-    QString out, err;
-    QJsonObject result;
-    QJsonValue error;
-    QJsonArray displays, events;
-    bool stateLost = false;
-    QJsonValue cwd;
-    QJsonValue exitCode;
-    for (const Event &e : m_events) {
-        switch (e.kind) {
-        case Event::Kind::Stream:
-            (e.fields.value(QLatin1String("name")).toString() == QLatin1String("stderr") ? err : out)
-                += e.fields.value(QLatin1String("text")).toString();
-            break;
-        case Event::Kind::Result:
-            result = e.fields.value(QLatin1String("data")).toObject();
-            break;
-        case Event::Kind::Display:
-            displays.append(e.fields.value(QLatin1String("data")));
-            break;
-        case Event::Kind::Error:
-            error = QJsonObject{{QStringLiteral("ename"), e.fields.value(QLatin1String("ename"))},
-                                {QStringLiteral("evalue"), e.fields.value(QLatin1String("evalue"))},
-                                {QStringLiteral("traceback"), e.fields.value(QLatin1String("traceback"))}};
-            break;
-        case Event::Kind::Done:
-            stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
-            cwd = e.fields.value(QLatin1String("cwd"));
-            exitCode = e.fields.value(QLatin1String("exit_code"));
-            break;
-        default:
-            break;
-        }
-        if (withEvents)
-            events.append(e.toJson());
-    }
-    QJsonObject json{
-        {QStringLiteral("id"), m_id},
-        {QStringLiteral("workspace"), m_workspace},
-        {QStringLiteral("context_id"), m_contextId.isEmpty() ? QJsonValue() : QJsonValue(m_contextId)},
-        {QStringLiteral("language"), m_language},
-        {QStringLiteral("status"), m_status},
-        {QStringLiteral("execution_count"), m_executionCount},
-        {QStringLiteral("started_at"), m_startedAt.toString(Qt::ISODateWithMs)},
-        {QStringLiteral("duration_ms"), m_durationMs},
-        {QStringLiteral("stdout"), out},
-        {QStringLiteral("stderr"), err},
-        {QStringLiteral("result"), result.isEmpty() ? QJsonValue() : QJsonValue(result)},
-        {QStringLiteral("displays"), displays},
-        {QStringLiteral("error"), error},
-        {QStringLiteral("state_lost"), stateLost},
-        {QStringLiteral("code"), m_code},
-    };
-    if (!cwd.isUndefined())
-        json.insert(QStringLiteral("cwd"), cwd);
-    if (!exitCode.isUndefined())
-        json.insert(QStringLiteral("exit_code"), exitCode);
-    if (withEvents)
-        json.insert(QStringLiteral("events"), events);
-    return json;
 }
 
 } // namespace replhost::core

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <replhost/sdk/event.h>
+#include <replhost/sdk/result.h>
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -9,10 +10,22 @@
 #include <QObject>
 #include <QString>
 
+#include <functional>
+
 namespace replhost::core {
+
+// Reads events [from, to) of one execution back from where they were persisted, in order.
+// Errors are values ("storage", "unavailable").
+using EventArchive =
+        std::function<Result<QList<sdk::Event>>(const QString &executionId, int from, int to)>;
 
 // One run of code in a context, as the faces see it: its events so far and a signal for each new
 // one. Events are numbered from 0 in arrival order; the last one is always a Done event.
+//
+// Memory: by default every event stays in memory (bounded by the output cap of whoever adds
+// them). Once keepRecentOnly() gave it an archive, only a window of the most recent events is
+// kept, about `windowBytes` of them, and older ones are read back from the archive on demand,
+// so a run that prints 200 MiB does not hold 200 MiB while it is kept for late subscribers.
 //
 // Threading: lives in the engine thread. Ownership: shared (ExecutionPtr); the engine keeps
 // running executions and the most recent finished ones alive.
@@ -35,15 +48,31 @@ public:
     bool isFinished() const { return m_finished; }
     qint64 durationMs() const { return m_durationMs; }
 
-    const QList<sdk::Event> &events() const { return m_events; }
-
-    // A summary for a client that wants one JSON document: status, the result's MIME bundle,
-    // stdout and stderr joined, the error, display outputs, and every event.
-    QJsonObject toJson(bool withEvents = true) const;
+    // How many events there have been; the next one gets this index.
+    int eventCount() const { return m_firstRecent + int(m_recent.size()); }
+    // The events held in memory: indices firstRecentIndex() .. eventCount() - 1. That is every
+    // event (firstRecentIndex() is 0) unless the execution has an archive and its events went
+    // past the window; eventRange() reads any of them.
+    int firstRecentIndex() const { return m_firstRecent; }
+    const QList<sdk::Event> &events() const { return m_recent; }
+    // Events from index `from` on, at most `maxCount` of them (< 0: no limit), from memory or,
+    // for those that left it, from the archive. When fewer are returned than asked for (and
+    // `from` is below eventCount()), at least one is: call again from where it ended. Errors
+    // are the archive's; "bad_request" for a negative `from`.
+    Result<QList<sdk::Event>> eventRange(int from = 0, int maxCount = -1) const;
+    // Output produced so far, in bytes: stream text as UTF-8, display and result bundles as
+    // compact JSON (what the metrics count).
+    qint64 outputBytes() const { return m_outputBytes; }
+    // Roughly what an event holds in memory (its strings are UTF-16), in bytes.
+    static qint64 memoryEstimate(const sdk::Event &event);
 
     // Used by the engine only.
     void setExecutionCount(int count) { m_executionCount = count; }
     void markRunning();
+    // Keeps about `windowBytes` of recent events in memory from now on (at least the newest
+    // one), reading older ones through `archive`, which must hold every event added from here on
+    // by the time a reader asks for it.
+    void keepRecentOnly(EventArchive archive, qint64 windowBytes);
     void addEvent(const sdk::Event &event);  // a Done event finishes the execution
     // Makes this a finished execution read back from the history: its status, timing and the
     // events that were kept. It emits nothing, and nothing can be added afterwards.
@@ -55,13 +84,21 @@ signals:
     void finished();
 
 private:
+    void trimWindow();
+
     QString m_id, m_workspace, m_contextId, m_language, m_code;
     int m_executionCount = 0;
     QDateTime m_startedAt;
     QString m_status = QStringLiteral("queued");
     bool m_finished = false;
     qint64 m_durationMs = -1;
-    QList<sdk::Event> m_events;
+    // m_recent holds events m_firstRecent.. in order; m_recentBytes estimates their memory.
+    QList<sdk::Event> m_recent;
+    int m_firstRecent = 0;
+    qint64 m_recentBytes = 0;
+    qint64 m_windowBytes = -1;  // < 0: keep everything
+    EventArchive m_archive;
+    qint64 m_outputBytes = 0;
 };
 
 } // namespace replhost::core

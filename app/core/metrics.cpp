@@ -3,31 +3,9 @@
 
 #include "commandrunner.h"
 #include "prometheuswriter.h"
-
-#include <QJsonDocument>
+#include "warmpool.h"
 
 namespace replhost::core {
-
-using sdk::Event;
-
-namespace {
-
-// Bytes of output an execution produced: stream text as UTF-8, display and result bundles as
-// compact JSON.
-quint64 outputBytes(const Execution &execution)
-{
-    quint64 bytes = 0;
-    for (const Event &event : execution.events()) {
-        if (event.kind == Event::Kind::Stream)
-            bytes += quint64(event.fields.value(QLatin1String("text")).toString().toUtf8().size());
-        else if (event.kind == Event::Kind::Display || event.kind == Event::Kind::Result)
-            bytes += quint64(QJsonDocument(event.fields.value(QLatin1String("data")).toObject())
-                                 .toJson(QJsonDocument::Compact).size());
-    }
-    return bytes;
-}
-
-} // namespace
 
 QList<double> Metrics::latencyBounds()
 {
@@ -46,7 +24,7 @@ Metrics::Metrics(ContextManager *contexts, CommandRunner *commands, QObject *par
             });
     connect(commands, &CommandRunner::commandFinished, this, [this](const ExecutionPtr &command) {
         ++m_commands[command->status()];
-        m_commandOutputBytes += outputBytes(*command);
+        m_commandOutputBytes += quint64(command->outputBytes());
     });
 }
 
@@ -54,7 +32,7 @@ void Metrics::onExecutionFinished(const ExecutionPtr &execution)
 {
     const QString language = execution->language();
     ++m_executions[{language, execution->status()}];
-    m_outputBytes[language] += outputBytes(*execution);
+    m_outputBytes[language] += quint64(execution->outputBytes());
 
     static const QList<double> bounds = latencyBounds();
     Histogram &histogram = m_latency[language];
@@ -111,6 +89,8 @@ void Metrics::write(PrometheusWriter &out) const
         out.sample(QStringLiteral("replhost_worker_restarts_total"),
                    {{QStringLiteral("language"), it.key()}}, double(it.value()));
 
+    writeWarmPool(out);
+
     out.family(QStringLiteral("replhost_commands_total"), QStringLiteral("counter"),
                QStringLiteral("Shell commands that ended, by status."));
     for (auto it = m_commands.cbegin(); it != m_commands.cend(); ++it)
@@ -119,6 +99,39 @@ void Metrics::write(PrometheusWriter &out) const
     out.family(QStringLiteral("replhost_command_output_bytes_total"), QStringLiteral("counter"),
                QStringLiteral("Output kept from shell commands."));
     out.sample(QStringLiteral("replhost_command_output_bytes_total"), {}, double(m_commandOutputBytes));
+}
+
+void Metrics::writeWarmPool(PrometheusWriter &out) const
+{
+    const QMap<QString, WarmPool::LanguageState> pool = m_contexts->warmPool().state();
+    out.family(QStringLiteral("replhost_warm_pool_workers"), QStringLiteral("gauge"),
+               QStringLiteral("Started idle workers waiting in the warm pool, by language and "
+                              "state (ready or starting)."));
+    for (auto it = pool.cbegin(); it != pool.cend(); ++it) {
+        out.sample(QStringLiteral("replhost_warm_pool_workers"),
+                   {{QStringLiteral("language"), it.key()}, {QStringLiteral("state"), QStringLiteral("ready")}},
+                   it->ready);
+        out.sample(QStringLiteral("replhost_warm_pool_workers"),
+                   {{QStringLiteral("language"), it.key()}, {QStringLiteral("state"), QStringLiteral("starting")}},
+                   it->starting);
+    }
+    out.family(QStringLiteral("replhost_warm_pool_size"), QStringLiteral("gauge"),
+               QStringLiteral("Workers the warm pool keeps per language (0: disabled)."));
+    for (auto it = pool.cbegin(); it != pool.cend(); ++it)
+        out.sample(QStringLiteral("replhost_warm_pool_size"), {{QStringLiteral("language"), it.key()}},
+                   it->size);
+    out.family(QStringLiteral("replhost_warm_pool_hits_total"), QStringLiteral("counter"),
+               QStringLiteral("Worker starts served by a pooled worker, by language."));
+    for (auto it = pool.cbegin(); it != pool.cend(); ++it)
+        out.sample(QStringLiteral("replhost_warm_pool_hits_total"),
+                   {{QStringLiteral("language"), it.key()}}, double(it->hits));
+    out.family(QStringLiteral("replhost_warm_pool_misses_total"), QStringLiteral("counter"),
+               QStringLiteral("Worker starts of a pooled language that found no pooled worker that "
+                              "fit (none left, other confinement, start-up variables), by "
+                              "language."));
+    for (auto it = pool.cbegin(); it != pool.cend(); ++it)
+        out.sample(QStringLiteral("replhost_warm_pool_misses_total"),
+                   {{QStringLiteral("language"), it.key()}}, double(it->misses));
 }
 
 } // namespace replhost::core

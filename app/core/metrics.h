@@ -17,7 +17,7 @@ class PrometheusWriter;
 // The engine's counters, kept from its signals so nothing on the hot path waits for them:
 // executions by language and status with a latency histogram and the output they produced,
 // worker starts and restarts, commands by status; and, read when asked, the contexts by language
-// and state. write() renders them in the Prometheus text format.
+// and state, and the warm pool. write() renders them in the Prometheus text format.
 //
 // Threading: engine thread only. The context manager and command runner must outlive it.
 class Metrics : public QObject {
@@ -37,6 +37,7 @@ private:
     };
 
     void onExecutionFinished(const ExecutionPtr &execution);
+    void writeWarmPool(PrometheusWriter &out) const;
 
     ContextManager *m_contexts;
     QMap<QPair<QString, QString>, quint64> m_executions;  // (language, status)

@@ -6,14 +6,25 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QRegularExpression>
 
 namespace replhost::core {
 
 using storage::EnvScope;
 
-WorkspaceManager::WorkspaceManager(storage::Store *store, QString dataDir, QObject *parent)
-    : QObject(parent), m_store(store), m_dataDir(std::move(dataDir))
+namespace {
+
+QString compactJson(const QJsonObject &object)
+{
+    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+}
+
+} // namespace
+
+WorkspaceManager::WorkspaceManager(storage::Store *store, QString dataDir,
+                                   WorkspaceSettings defaults, QObject *parent)
+    : QObject(parent), m_store(store), m_dataDir(std::move(dataDir)), m_defaults(defaults)
 {
 }
 
@@ -34,7 +45,8 @@ Result<void> WorkspaceManager::ensureDefault()
 }
 
 Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
-                                                          const QString &directory)
+                                                          const QString &directory,
+                                                          const QJsonObject &settings)
 {
     static const QRegularExpression pattern(QStringLiteral("^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$"));
     if (!pattern.match(name).hasMatch())
@@ -47,6 +59,10 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
     if (QDir::isRelativePath(dir))
         return makeError(QStringLiteral("bad_request"),
                          QStringLiteral("workspace directory must be an absolute path"));
+    // Only non-null fields are kept: null means "the default", which is what absent means.
+    const QJsonObject own = WorkspaceSettings::mergePatch({}, settings);
+    if (auto valid = WorkspaceSettings::fromJson(own, m_defaults); !valid)
+        return valid.error();
     dir = QDir::cleanPath(dir);
     if (!QDir().mkpath(dir))
         return makeError(QStringLiteral("io"), QStringLiteral("cannot create directory %1").arg(dir));
@@ -56,7 +72,7 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
     if (existing->has_value())
         return makeError(QStringLiteral("conflict"),
                          QStringLiteral("workspace \"%1\" already exists").arg(name));
-    auto created = m_store->createWorkspace(name, QDir(dir).canonicalPath());
+    auto created = m_store->createWorkspace(name, QDir(dir).canonicalPath(), compactJson(own));
     if (created)
         emit workspaceAdded(*created);
     return created;
@@ -124,6 +140,7 @@ Result<void> WorkspaceManager::remove(const QString &name, bool purge)
 
     emit aboutToRemove(ws->id, ws->name);
     m_cache.remove(ws->name);
+    m_settingsCache.remove(ws->name);
     if (auto r = m_store->deleteWorkspace(ws->id); !r)
         return r;
     emit workspaceRemoved(ws->name);
@@ -133,6 +150,59 @@ Result<void> WorkspaceManager::remove(const QString &name, bool purge)
                          QStringLiteral("workspace \"%1\" was deleted, but some files in %2 could "
                                         "not be removed").arg(ws->name, directory));
     return {};
+}
+
+Result<WorkspaceSettings> WorkspaceManager::effectiveSettings(
+        const storage::WorkspaceRecord &record) const
+{
+    QJsonParseError error;
+    const QJsonDocument own = QJsonDocument::fromJson(record.settings.toUtf8(), &error);
+    Result<WorkspaceSettings> settings =
+            own.isObject() ? WorkspaceSettings::fromJson(own.object(), m_defaults)
+                           : Result<WorkspaceSettings>(makeError(QStringLiteral("bad_request"),
+                                                                 error.errorString()));
+    if (!settings)
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("the stored settings of workspace \"%1\" are invalid (%2); "
+                                        "change the workspace's settings to replace them")
+                             .arg(record.name, settings.error().message));
+    return settings;
+}
+
+Result<WorkspaceSettings> WorkspaceManager::settings(const QString &name) const
+{
+    auto ws = get(name);
+    if (!ws)
+        return ws.error();
+    if (const auto cached = m_settingsCache.constFind(ws->name); cached != m_settingsCache.cend())
+        return cached.value();
+    auto settings = effectiveSettings(*ws);
+    if (settings)
+        m_settingsCache.insert(ws->name, *settings);
+    return settings;
+}
+
+Result<WorkspaceSettings> WorkspaceManager::changeSettings(const QString &name,
+                                                           const QJsonObject &patch)
+{
+    auto ws = get(name);
+    if (!ws)
+        return ws.error();
+    // A workspace whose stored text is damaged can still be repaired: the patch applies to
+    // whatever object was stored, or to nothing.
+    const QJsonObject stored = QJsonDocument::fromJson(ws->settings.toUtf8()).object();
+    const QJsonObject own = WorkspaceSettings::mergePatch(stored, patch);
+    auto settings = WorkspaceSettings::fromJson(own, m_defaults);
+    if (!settings)
+        return settings.error();
+    storage::WorkspaceRecord record = *ws;
+    record.settings = compactJson(own);
+    if (auto r = m_store->setWorkspaceSettings(record.id, record.settings); !r)
+        return r.error();
+    m_cache.insert(record.name, record);
+    m_settingsCache.insert(record.name, *settings);
+    emit settingsChanged(record.name, *settings);
+    return settings;
 }
 
 Result<QList<storage::EnvVarRecord>> WorkspaceManager::env(const QString &name) const

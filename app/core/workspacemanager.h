@@ -3,10 +3,12 @@
 
 #include "storage/records.h"
 #include "workspacefiles.h"
+#include "workspacesettings.h"
 
 #include <replhost/sdk/result.h>
 
 #include <QHash>
+#include <QJsonObject>
 #include <QList>
 #include <QMap>
 #include <QObject>
@@ -17,22 +19,28 @@ namespace replhost::storage { class Store; }
 
 namespace replhost::core {
 
-// Workspaces: a directory plus a workspace-wide env layer, holding contexts. The workspace named
-// "default" always exists (created on first open, in <data dir>/workspaces/default).
+// Workspaces: a directory plus a workspace-wide env layer and settings, holding contexts. The
+// workspace named "default" always exists (created on first open, in
+// <data dir>/workspaces/default).
 //
 // Threading: engine thread only. The store is owned by the Engine and outlives this object.
 class WorkspaceManager : public QObject {
     Q_OBJECT
 public:
-    WorkspaceManager(storage::Store *store, QString dataDir, QObject *parent = nullptr);
+    // `defaults`: the settings of a workspace that sets nothing itself (EngineConfig).
+    WorkspaceManager(storage::Store *store, QString dataDir, WorkspaceSettings defaults,
+                     QObject *parent = nullptr);
 
     static QString defaultName() { return QStringLiteral("default"); }
 
     Result<void> ensureDefault();
 
     // Names: 1-64 characters of [A-Za-z0-9_.-], not starting with '.'. `directory` empty →
-    // <data dir>/workspaces/<name>; it is created if missing. Errors: "bad_request", "conflict".
-    Result<storage::WorkspaceRecord> create(const QString &name, const QString &directory = {});
+    // <data dir>/workspaces/<name>; it is created if missing. `settings`: the workspace's own
+    // settings (WorkspaceSettings JSON, every field optional), checked before anything is
+    // created. Errors: "bad_request" (naming the bad field), "conflict".
+    Result<storage::WorkspaceRecord> create(const QString &name, const QString &directory = {},
+                                            const QJsonObject &settings = {});
     // Error "not_found" with the name in the message.
     Result<storage::WorkspaceRecord> get(const QString &name) const;
     Result<QList<storage::WorkspaceRecord>> list() const;
@@ -47,6 +55,16 @@ public:
     // "io" (the rows are gone but some files could not be deleted), "storage".
     Result<void> remove(const QString &name, bool purge = false);
 
+    // The workspace's effective settings: the server defaults with its own choices over them.
+    // Errors: "not_found", "storage" (stored settings that no longer validate).
+    Result<WorkspaceSettings> settings(const QString &name) const;
+    // Changes the workspace's own settings by JSON Merge Patch (WorkspaceSettings::mergePatch:
+    // null gives a field back to the server default) and returns the effective settings. Nothing
+    // changes unless the result is valid. What is running keeps the settings it started with.
+    // Errors: "bad_request" (naming the field), "not_found", "storage".
+    Result<WorkspaceSettings> changeSettings(const QString &name, const QJsonObject &patch);
+    const WorkspaceSettings &defaultSettings() const { return m_defaults; }
+
     // The workspace env layer. `set` keys get values, `unset` keys are explicitly removed (they
     // hide the base environment), `clear` keys are dropped from the layer. Error "bad_request"
     // for invalid keys.
@@ -58,6 +76,7 @@ signals:
     // The workspace's env layer changed: contexts pick it up on their next run.
     void envChanged(const QString &workspaceId);
     void workspaceAdded(const replhost::storage::WorkspaceRecord &workspace);
+    void settingsChanged(const QString &name, const replhost::core::WorkspaceSettings &settings);
     // Emitted by remove() before any row is deleted; receivers must be connected directly, since
     // the workspace is gone when remove() returns. ContextManager stops the workspace's contexts,
     // CommandRunner its commands.
@@ -65,9 +84,15 @@ signals:
     void workspaceRemoved(const QString &name);
 
 private:
+    // The record's own settings over the defaults.
+    Result<WorkspaceSettings> effectiveSettings(const storage::WorkspaceRecord &record) const;
+
     storage::Store *m_store;
     QString m_dataDir;
+    const WorkspaceSettings m_defaults;
     mutable QHash<QString, storage::WorkspaceRecord> m_cache;  // by name
+    // Parsed from the records' settings, by name: every run asks for them.
+    mutable QHash<QString, WorkspaceSettings> m_settingsCache;
 };
 
 } // namespace replhost::core

@@ -14,6 +14,7 @@
 #include "preferencesdialog.h"
 #include "serverpanel.h"
 #include "shortcutsdialog.h"
+#include "workspacesettingsdialog.h"
 #include "themes.h"
 
 #include "core/engine.h"
@@ -249,6 +250,12 @@ void WorkbenchWindow::buildActions()
                                 tr("Stop the context's interpreter and delete it with its history"),
                                 [this] { deleteCurrent(); });
     remove->setIcon(style()->standardIcon(QStyle::SP_TrashIcon));
+    QAction *workspaceSettings = addAction(
+        QStringLiteral("actionWorkspaceSettings"), tr("&Workspace Settings…"), {},
+        tr("Limits, isolation and network of the selected workspace"), [this] {
+            WorkspaceSettingsDialog dialog(m_engine, m_workspace, this);
+            dialog.exec();
+        });
     QAction *complete = addAction(QStringLiteral("actionComplete"), tr("&Complete"),
                                   {QKeySequence(Qt::CTRL | Qt::Key_Space)},
                                   tr("Complete the name before the cursor, asking the context"),
@@ -345,6 +352,8 @@ void WorkbenchWindow::buildActions()
     fileMenu->addAction(quit);
     contextMenu->addActions({newContext, run, interrupt, restart, rename, remove});
     contextMenu->addSeparator();
+    contextMenu->addAction(workspaceSettings);
+    contextMenu->addSeparator();
     contextMenu->addActions({complete, next, previous, clear});
     viewMenu->addActions({focusContexts, focusEditor, focusOutput, focusHistory, focusEnv, focusFiles, focusServer});
     viewMenu->addSeparator();
@@ -364,7 +373,7 @@ void WorkbenchWindow::buildActions()
     connect(treeDelete, &QAction::triggered, this, [this] { deleteCurrent(); });
     m_tree->addAction(treeDelete);
     m_tree->setContextMenuPolicy(Qt::ActionsContextMenu);
-    m_tree->addActions({newContext, restart, interrupt, rename, remove});
+    m_tree->addActions({newContext, restart, interrupt, rename, remove, workspaceSettings});
 }
 
 void WorkbenchWindow::focusDock(QDockWidget *dock, QWidget *widget)
@@ -691,7 +700,8 @@ void WorkbenchWindow::saveFullOutput(const QString &executionId)
 {
     QList<Event> events;
     if (auto live = m_engine.contexts().execution(executionId)) {
-        events = (*live)->events();
+        if (auto all = (*live)->eventRange(); all)  // older events come back from the history
+            events = *all;
     } else if (auto stored = m_engine.store().events(executionId)) {
         for (const storage::ExecutionEventRecord &r : *stored)
             events.append(Event::fromJson(QJsonDocument::fromJson(r.json).object()));

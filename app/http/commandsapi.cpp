@@ -94,7 +94,7 @@ core::ExecutionPtr CommandsApi::find(const ExchangePtr &exchange)
 void CommandsApi::get(const ExchangePtr &exchange)
 {
     if (const core::ExecutionPtr command = find(exchange))
-        exchange->sendJson(200, command->toJson());
+        ExecutionReply::sendDocument(*exchange, *command);
 }
 
 void CommandsApi::events(const ExchangePtr &exchange)

@@ -17,6 +17,7 @@ int ErrorStatus::forCode(const QString &code)
         {QStringLiteral("conflict"), 409},
         {QStringLiteral("busy"), 409},
         {QStringLiteral("worker_died"), 409},
+        {QStringLiteral("limit_reached"), 409},
         {QStringLiteral("payload_too_large"), 413},
         {QStringLiteral("range_not_satisfiable"), 416},
         {QStringLiteral("too_many_streams"), 429},

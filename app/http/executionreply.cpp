@@ -4,6 +4,8 @@
 #include "httpexchange.h"
 #include "ssestream.h"
 
+#include "core/executiondocument.h"
+
 #include <QTcpSocket>
 
 namespace replhost::http {
@@ -17,7 +19,7 @@ void ExecutionReply::send(const std::shared_ptr<HttpExchange> &exchange,
         return;
     }
     if (execution->isFinished()) {
-        exchange->sendJson(200, execution->toJson());
+        sendDocument(*exchange, *execution);
         return;
     }
     QTcpSocket *socket = exchange->socket();
@@ -29,9 +31,20 @@ void ExecutionReply::send(const std::shared_ptr<HttpExchange> &exchange,
     QObject::connect(execution.get(), &core::Execution::finished, socket,
                      [exchange, weak] {
                          if (const core::ExecutionPtr done = weak.lock())
-                             exchange->sendJson(200, done->toJson());
+                             sendDocument(*exchange, *done);
                      },
                      Qt::SingleShotConnection);
+}
+
+void ExecutionReply::sendDocument(HttpExchange &exchange, const core::Execution &execution)
+{
+    Result<QByteArray> document = core::ExecutionDocument::write(execution);
+    if (!document) {
+        exchange.sendError(document.error());
+        return;
+    }
+    document->append('\n');
+    exchange.send(200, "application/json", *document);
 }
 
 } // namespace replhost::http

@@ -20,6 +20,9 @@ public:
     static void send(const std::shared_ptr<HttpExchange> &exchange,
                      const core::ExecutionPtr &execution, bool wait, int keepAliveMs,
                      StreamLimiter::Lease lease);
+    // Answers 200 with the execution's JSON document as it is now (core::ExecutionDocument),
+    // or the error of reading its older events back from the history.
+    static void sendDocument(HttpExchange &exchange, const core::Execution &execution);
 };
 
 } // namespace replhost::http

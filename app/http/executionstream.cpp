@@ -3,9 +3,21 @@
 
 #include "httpexchange.h"
 
+#include <QLoggingCategory>
 #include <QTcpSocket>
 
 namespace replhost::http {
+
+Q_LOGGING_CATEGORY(lcExecutionStream, "replhost.http.stream", QtInfoMsg)
+
+namespace {
+
+// Unsent bytes a stream lets its socket hold before it waits for the client.
+constexpr qint64 kHighWaterBytes = 1024 * 1024;
+// Events read at a time when the stream is behind (from memory or the history).
+constexpr int kPageEvents = 64;
+
+} // namespace
 
 ExecutionStream::ExecutionStream(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
                                  int keepAliveMs, StreamLimiter::Lease lease, int firstIndex)
@@ -35,39 +47,78 @@ void ExecutionStream::begin(const HeaderList &headers)
     if (const QByteArray head = preamble(); !head.isEmpty() && !send(head))
         return;
 
-    // Subscribe first, then replay: everything runs in one thread, so no event can slip in
-    // between, and the index check drops any event delivered twice.
-    connect(m_execution.get(), &core::Execution::eventAdded, this, &ExecutionStream::onEvent);
-    connect(m_execution.get(), &core::Execution::finished, this, [this] {
-        // The done event normally ends the stream; this covers an execution that finishes
-        // without one reaching us.
-        if (m_stopped)
-            return;
-        if (const QByteArray tail = epilogue(); !tail.isEmpty() && !send(tail))
-            return;
-        finish();
+    // Only now: a write's flush() emits bytesWritten at once, and the head must go first.
+    connect(m_socket, &QIODevice::bytesWritten, this, [this] {
+        if (!congested())
+            pump();
     });
-    const QList<sdk::Event> past = m_execution->events();
-    for (int i = m_nextIndex; i < past.size() && !m_stopped; ++i)
-        onEvent(past[i], i);
-    if (m_stopped)
-        return;
-    if (m_execution->isFinished()) {
-        finish();
-        return;
-    }
-    m_keepAlive.start();
+    // Subscribe first, then catch up: everything runs in one thread, so no event can slip in
+    // between, and the cursor drops any event delivered twice.
+    connect(m_execution.get(), &core::Execution::eventAdded, this, &ExecutionStream::onEvent);
+    // The done event normally ends the stream; pump() also ends one whose execution finished
+    // without one reaching us.
+    connect(m_execution.get(), &core::Execution::finished, this, &ExecutionStream::pump);
+    pump();
+    if (!m_stopped)
+        m_keepAlive.start();
 }
 
 void ExecutionStream::onEvent(const sdk::Event &event, int index)
 {
     if (m_stopped || index < m_nextIndex)
         return;
+    if (index == m_nextIndex && !congested())
+        write(event, index);  // the usual case: a client that keeps up gets it at once
+    else if (!congested())
+        pump();
+    // Congested: the socket's bytesWritten resumes from the cursor.
+}
+
+void ExecutionStream::pump()
+{
+    if (m_stopped || m_pumping)
+        return;
+    m_pumping = true;
+    while (!m_stopped && !congested() && m_nextIndex < m_execution->eventCount()) {
+        const Result<QList<sdk::Event>> page = m_execution->eventRange(m_nextIndex, kPageEvents);
+        if (!page) {
+            qCWarning(lcExecutionStream) << "stream of execution" << m_execution->id()
+                                         << "cut at event" << m_nextIndex << ":"
+                                         << page.error().message;
+            stop();  // first, so the abort is not taken for a client that left
+            if (m_socket)
+                m_socket->abort();
+            break;
+        }
+        for (const sdk::Event &event : *page) {
+            if (m_stopped || congested())
+                break;
+            write(event, m_nextIndex);
+        }
+    }
+    m_pumping = false;
+    if (!m_stopped && !m_doneWritten && m_execution->isFinished()
+        && m_nextIndex >= m_execution->eventCount()) {
+        if (const QByteArray tail = epilogue(); !tail.isEmpty() && !send(tail))
+            return;
+        finish();
+    }
+}
+
+void ExecutionStream::write(const sdk::Event &event, int index)
+{
+    // Both before the write: its flush() can call pump() again.
     m_nextIndex = index + 1;
+    m_doneWritten = event.kind == sdk::Event::Kind::Done;
     if (const QByteArray bytes = translate(event, index); !bytes.isEmpty() && !send(bytes))
         return;
     if (event.kind == sdk::Event::Kind::Done)
         finish();
+}
+
+bool ExecutionStream::congested() const
+{
+    return m_socket && m_socket->bytesToWrite() > kHighWaterBytes;
 }
 
 bool ExecutionStream::send(const QByteArray &bytes)

@@ -28,6 +28,13 @@ class HttpExchange;
 // The socket is held in a QPointer and checked before every write: Qt deletes it when the
 // client goes, and writing through a stale pointer would crash the server (Qt 6.4.2).
 //
+// Back-pressure: the stream is a cursor over the execution's events, not a queue. While the
+// socket holds more than kHighWaterBytes unsent, nothing more is written; the stream resumes
+// from its cursor as the socket drains, reading events that left the execution's memory back
+// from the history (Execution::eventRange). A slow client therefore costs the server the
+// socket's buffer, not the execution's output. Should the history fail, the connection is
+// aborted, so the client sees a cut stream and can resume with Last-Event-ID.
+//
 // Ownership: deletes itself when the stream ends or the client goes; keeps the exchange and the
 // execution alive until then. Threading: the engine thread (which serves HTTP too).
 class ExecutionStream : public QObject {
@@ -59,6 +66,11 @@ protected:
 
 private:
     void onEvent(const sdk::Event &event, int index);
+    // Writes events from the cursor on while the socket takes them, and ends the stream after
+    // the last one of a finished execution.
+    void pump();
+    void write(const sdk::Event &event, int index);
+    bool congested() const;
     void lost();
     void finish();
     void stop();
@@ -68,8 +80,10 @@ private:
     QPointer<QTcpSocket> m_socket;
     StreamLimiter::Lease m_lease;
     QTimer m_keepAlive;
-    int m_nextIndex = 0;
+    int m_nextIndex = 0;  // the cursor: the next event to write
     bool m_stopped = false;
+    bool m_pumping = false;
+    bool m_doneWritten = false;  // the done event is being written: it ends the stream itself
 };
 
 } // namespace replhost::http

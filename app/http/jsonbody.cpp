@@ -79,6 +79,16 @@ Result<QString> JsonBody::optionalString(const QString &field) const
     return value.toString();
 }
 
+Result<QJsonObject> JsonBody::optionalObject(const QString &field) const
+{
+    if (!has(field))
+        return QJsonObject();
+    const QJsonValue value = m_object.value(field);
+    if (!value.isObject())
+        return bad(QStringLiteral("field '%1' must be an object, not %2").arg(field, typeName(value)));
+    return value.toObject();
+}
+
 Result<QMap<QString, QString>> JsonBody::stringMap(const QString &field) const
 {
     QMap<QString, QString> map;

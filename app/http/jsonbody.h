@@ -28,6 +28,8 @@ public:
     Result<QString> optionalString(const QString &field) const;
     // Absent → empty map.
     Result<QMap<QString, QString>> stringMap(const QString &field) const;
+    // Absent → empty object; must be an object (its contents are the caller's to check).
+    Result<QJsonObject> optionalObject(const QString &field) const;
     // Absent → empty list.
     Result<QStringList> stringList(const QString &field) const;
     // Absent → `fallback`; must be true or false.

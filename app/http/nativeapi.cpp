@@ -10,6 +10,8 @@
 #include "workspaceroute.h"
 
 #include "core/engine.h"
+#include "core/warmpool.h"
+#include "core/workerconfinement.h"
 
 #include <replhost/sdk/version.h>
 
@@ -47,14 +49,6 @@ QJsonObject historyJson(const storage::ExecutionRecord &record)
             {QStringLiteral("duration_ms"), record.durationMs},
             {QStringLiteral("output_bytes"), record.outputBytes},
             {QStringLiteral("truncated"), record.truncated}};
-}
-
-QJsonObject workspaceJson(const storage::WorkspaceRecord &record)
-{
-    return {{QStringLiteral("id"), record.id},
-            {QStringLiteral("name"), record.name},
-            {QStringLiteral("directory"), record.directory},
-            {QStringLiteral("created_at"), isoTime(record.createdAt)}};
 }
 
 // An env layer in the shape PATCH accepts: {"set": {KEY: value}, "unset": [KEY]}.
@@ -160,6 +154,7 @@ void NativeApi::registerRoutes(Router &router)
     router.add("GET", QStringLiteral("/v1/workspaces"), bind(&NativeApi::listWorkspaces));
     router.add("POST", QStringLiteral("/v1/workspaces"), bind(&NativeApi::createWorkspace));
     router.add("GET", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::getWorkspace));
+    router.add("PATCH", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::patchWorkspace));
     router.add("DELETE", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::deleteWorkspace));
 
     for (const QString &prefix : WorkspaceRoute::prefixes()) {
@@ -200,6 +195,11 @@ void NativeApi::info(const ExchangePtr &exchange)
                 {QStringLiteral("runtime_available"), loaded && entry.runtime.available},
         });
     }
+    // Per language: {"size", "ready", "starting", "hits", "misses", "failures"}.
+    QJsonObject warmPool;
+    const auto poolState = m_engine.contexts().warmPool().state();
+    for (auto it = poolState.cbegin(); it != poolState.cend(); ++it)
+        warmPool.insert(it.key(), it.value().toJson());
     exchange->sendJson(200, QJsonObject{
             {QStringLiteral("app_version"), core::Engine::appVersion()},
             {QStringLiteral("sdk_version"), QStringLiteral(REPLHOST_SDK_VERSION_STRING)},
@@ -207,6 +207,11 @@ void NativeApi::info(const ExchangePtr &exchange)
             {QStringLiteral("schema_version"), core::Engine::schemaVersion()},
             {QStringLiteral("api_version"), 1},
             {QStringLiteral("plugins"), plugins},
+            // How each worker limit is held on this machine (cgroup, rlimit or not at all).
+            {QStringLiteral("worker_limits"), core::WorkerConfinement::enforcement()},
+            {QStringLiteral("warm_pool"), warmPool},
+            // Whether workspaces with isolation "sandbox" can start workers, and if not why.
+            {QStringLiteral("sandbox"), m_engine.sandbox().toJson()},
     });
 }
 
@@ -226,8 +231,14 @@ void NativeApi::listWorkspaces(const ExchangePtr &exchange)
         return;
     }
     QJsonArray list;
-    for (const storage::WorkspaceRecord &record : *workspaces)
-        list.append(workspaceJson(record));
+    for (const storage::WorkspaceRecord &record : *workspaces) {
+        const Result<QJsonObject> json = workspaceJson(record);
+        if (!json) {
+            exchange->sendError(json.error());
+            return;
+        }
+        list.append(*json);
+    }
     exchange->sendJson(200, list);
 }
 
@@ -248,22 +259,82 @@ void NativeApi::createWorkspace(const ExchangePtr &exchange)
         exchange->sendError(directory.error());
         return;
     }
-    const Result<storage::WorkspaceRecord> created = m_engine.workspaces().create(*name, *directory);
+    const Result<QJsonObject> settings = json->optionalObject(QStringLiteral("settings"));
+    if (!settings) {
+        exchange->sendError(settings.error());
+        return;
+    }
+    const Result<storage::WorkspaceRecord> created =
+            m_engine.workspaces().create(*name, *directory, *settings);
     if (!created) {
         exchange->sendError(created.error());
         return;
     }
-    exchange->sendJson(201, workspaceJson(*created));
+    const Result<QJsonObject> reply = workspaceJson(*created);
+    if (!reply) {
+        exchange->sendError(reply.error());
+        return;
+    }
+    exchange->sendJson(201, *reply);
 }
 
 void NativeApi::getWorkspace(const ExchangePtr &exchange)
 {
     const Result<storage::WorkspaceRecord> record = m_engine.workspaces().get(workspaceOf(*exchange));
-    if (!record) {
-        exchange->sendError(record.error());
+    const Result<QJsonObject> reply = record ? workspaceJson(*record) : record.error();
+    if (!reply) {
+        exchange->sendError(reply.error());
         return;
     }
-    exchange->sendJson(200, workspaceJson(*record));
+    exchange->sendJson(200, *reply);
+}
+
+void NativeApi::patchWorkspace(const ExchangePtr &exchange)
+{
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    // Only the settings can change; anything else is refused rather than silently ignored.
+    for (const QString &field : json->object().keys()) {
+        if (field != QLatin1String("settings")) {
+            exchange->sendError(makeError(QStringLiteral("bad_request"),
+                                          QStringLiteral("\"%1\" cannot be changed; only "
+                                                         "\"settings\" can")
+                                              .arg(field)));
+            return;
+        }
+    }
+    if (!json->has(QStringLiteral("settings"))) {
+        exchange->sendError(makeError(QStringLiteral("bad_request"),
+                                      QStringLiteral("field 'settings' is required")));
+        return;
+    }
+    const Result<QJsonObject> patch = json->optionalObject(QStringLiteral("settings"));
+    if (!patch) {
+        exchange->sendError(patch.error());
+        return;
+    }
+    const QString name = workspaceOf(*exchange);
+    const Result<core::WorkspaceSettings> changed = m_engine.workspaces().changeSettings(name, *patch);
+    if (!changed) {
+        exchange->sendError(changed.error());
+        return;
+    }
+    getWorkspace(exchange);
+}
+
+Result<QJsonObject> NativeApi::workspaceJson(const storage::WorkspaceRecord &record) const
+{
+    const Result<core::WorkspaceSettings> settings = m_engine.workspaces().settings(record.name);
+    if (!settings)
+        return settings.error();
+    return QJsonObject{{QStringLiteral("id"), record.id},
+                       {QStringLiteral("name"), record.name},
+                       {QStringLiteral("directory"), record.directory},
+                       {QStringLiteral("created_at"), isoTime(record.createdAt)},
+                       {QStringLiteral("settings"), settings->toJson()}};
 }
 
 void NativeApi::deleteWorkspace(const ExchangePtr &exchange)
@@ -576,7 +647,7 @@ core::ExecutionPtr NativeApi::findExecution(const ExchangePtr &exchange)
 void NativeApi::getExecution(const ExchangePtr &exchange)
 {
     if (const core::ExecutionPtr execution = findExecution(exchange))
-        exchange->sendJson(200, execution->toJson());
+        ExecutionReply::sendDocument(*exchange, *execution);
 }
 
 void NativeApi::streamExecution(const ExchangePtr &exchange)

@@ -40,6 +40,7 @@ private:
     void listWorkspaces(const ExchangePtr &exchange);
     void createWorkspace(const ExchangePtr &exchange);
     void getWorkspace(const ExchangePtr &exchange);
+    void patchWorkspace(const ExchangePtr &exchange);
     void deleteWorkspace(const ExchangePtr &exchange);
 
     void listContexts(const ExchangePtr &exchange);
@@ -69,6 +70,8 @@ private:
     // The execution named by the {eid} parameter (live, recent or from the history), if it
     // belongs to the route's workspace; answers 404 and returns null otherwise.
     core::ExecutionPtr findExecution(const ExchangePtr &exchange);
+    // The workspace as the API shows it, its effective settings included.
+    Result<QJsonObject> workspaceJson(const storage::WorkspaceRecord &record) const;
 
     core::Engine &m_engine;
     int m_keepAliveMs;

@@ -9,6 +9,7 @@
 #include "streamlimiter.h"
 
 #include "core/engine.h"
+#include "core/executiondocument.h"
 
 #include <QTcpSocket>
 #include <QDateTime>
@@ -370,7 +371,12 @@ void OpenSandboxExecdApi::commandStatus(const ExchangePtr &exchange)
                             QStringLiteral("no running or recent command '%1' in sandbox '%2'").arg(id, *ws));
         return;
     }
-    const QJsonObject summary = command->toJson(false);
+    const Result<QJsonObject> document = core::ExecutionDocument::object(*command, false);
+    if (!document) {
+        OpenSandboxError::send(*exchange, document.error());
+        return;
+    }
+    const QJsonObject &summary = *document;
     const QJsonObject error = summary.value(QStringLiteral("error")).toObject();
     QJsonObject status{
             {QStringLiteral("id"), command->id()},

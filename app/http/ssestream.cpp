@@ -3,6 +3,8 @@
 
 #include "httpexchange.h"
 
+#include "core/jsontext.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTcpSocket>
@@ -82,7 +84,7 @@ QByteArray SseStream::preamble()
 QByteArray SseStream::translate(const sdk::Event &event, int index)
 {
     const QByteArray type = event.type.isEmpty() ? QByteArrayLiteral("event") : event.type.toUtf8();
-    return format(index, type, QJsonDocument(event.toJson()).toJson(QJsonDocument::Compact));
+    return format(index, type, core::JsonText::event(event));
 }
 
 QByteArray SseStream::keepAlive()

@@ -80,11 +80,14 @@ int main(int argc, char *argv[])
     core::EngineConfig engineConfig;
     engineConfig.dataDir = options.dataDir;
     engineConfig.pluginPaths = options.pluginPaths;
-    if (options.maxOutputBytes > 0)
-        engineConfig.maxOutputBytesPerExecution = options.maxOutputBytes;
+    engineConfig.workspaceDefaults = options.workspaceDefaults;
     engineConfig.maxResidentWorkers = options.maxResidentWorkers;
     if (options.workerIdleTimeoutMs >= 0)
         engineConfig.workerIdleTimeoutMs = options.workerIdleTimeoutMs;
+    if (options.warmPoolSize >= 0)
+        engineConfig.warmPoolSize = options.warmPoolSize;
+    engineConfig.warmPoolSizes = options.warmPoolSizes;
+    engineConfig.bwrapPath = options.bwrapPath;
     Result<std::unique_ptr<core::Engine>> opened = core::Engine::open(engineConfig);
     if (!opened) {
         err << "replhost-server: " << opened.error().message << '\n';

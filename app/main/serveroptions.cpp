@@ -3,6 +3,7 @@
 
 #include <QCommandLineParser>
 #include <QHostAddress>
+#include <QJsonDocument>
 
 namespace replhost::app {
 
@@ -76,8 +77,16 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     const QCommandLineOption maxOutput(QStringLiteral("max-output"),
                                        QStringLiteral("Output kept per execution or command, in "
                                                       "bytes or with K/M/G (default 16M); beyond "
-                                                      "it a \"truncated\" event is sent."),
+                                                      "it a \"truncated\" event is sent. The "
+                                                      "default of the workspace setting "
+                                                      "limits.output_bytes."),
                                        QStringLiteral("size"), QStringLiteral("16M"));
+    const QCommandLineOption workspaceDefaults(
+            QStringLiteral("workspace-defaults"),
+            QStringLiteral("Settings of every workspace that does not set its own, as JSON in the "
+                           "form of a workspace's \"settings\", e.g. "
+                           "'{\"limits\":{\"max_contexts\":16,\"timeout_ms\":60000}}'."),
+            QStringLiteral("json"));
     const QCommandLineOption maxStreams(QStringLiteral("max-streams-per-client"),
                                         QStringLiteral("Event streams one client address may hold "
                                                        "open at once (default 32; 0: no cap)."),
@@ -97,9 +106,23 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                                                        "worker stops, the context going dormant "
                                                        "(default 1800; 0: never)."),
                                         QStringLiteral("seconds"), QStringLiteral("1800"));
-    parser.addOptions({maxWorkers, workerIdle});
+    const QCommandLineOption warmPool(QStringLiteral("warm-pool"),
+                                      QStringLiteral("Started idle workers kept per language, so a "
+                                                     "new context does not wait for its "
+                                                     "interpreter to start (default 1; 0 "
+                                                     "disables). LANGUAGE=COUNT sets one "
+                                                     "language's; repeatable."),
+                                      QStringLiteral("count"));
+    parser.addOptions({maxWorkers, workerIdle, warmPool});
     parser.addOptions({help, version, host, port, dataDir, pluginPath, maxBody, allowOrigin,
                        allowHost, idleTimeout, maxOutput, maxStreams, keepAlive});
+    parser.addOption(workspaceDefaults);
+    const QCommandLineOption bwrap(QStringLiteral("bwrap"),
+                                   QStringLiteral("The bubblewrap program that runs the workers "
+                                                  "of workspaces whose isolation is \"sandbox\" "
+                                                  "(default: bwrap on PATH)."),
+                                   QStringLiteral("path"));
+    parser.addOption(bwrap);
     const QCommandLineOption e2bPort(QStringLiteral("e2b-port"),
                                      QStringLiteral("Also serve the E2B code interpreter API at the "
                                                     "root of 127.0.0.1:<port>, WITHOUT a token, for "
@@ -180,7 +203,23 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
         return fail(QStringLiteral("--worker-idle-timeout must be a number of seconds from 0 "
                                    "(never) to 604800"));
 
+    for (const QString &value : parser.values(warmPool)) {
+        const qsizetype equals = value.indexOf(QLatin1Char('='));
+        const QString language = equals < 0 ? QString() : value.left(equals).trimmed().toLower();
+        const int count = value.mid(equals + 1).toInt(&ok);
+        if (!ok || count < 0 || count > kMaxWarmPool || (equals >= 0 && language.isEmpty()))
+            return fail(QStringLiteral("--warm-pool must be a count from 0 to %1, or "
+                                       "LANGUAGE=COUNT, not '%2'")
+                            .arg(kMaxWarmPool)
+                            .arg(value));
+        if (equals < 0)
+            options.warmPoolSize = count;
+        else
+            options.warmPoolSizes.insert(language, count);
+    }
+
     options.dataDir = parser.value(dataDir);
+    options.bwrapPath = parser.value(bwrap);
     options.pluginPaths = parser.values(pluginPath);
     options.server.address = address;
     options.server.port = quint16(portNumber);
@@ -190,7 +229,22 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     options.server.limits.idleTimeoutMs = idleSeconds * 1000;
     options.server.maxStreamsPerClient = streamCap;
     options.server.sseKeepAliveMs = keepAliveMs;
-    options.maxOutputBytes = outputLimit;
+    if (parser.isSet(workspaceDefaults)) {
+        QJsonParseError error;
+        const QJsonDocument json = QJsonDocument::fromJson(parser.value(workspaceDefaults).toUtf8(),
+                                                           &error);
+        if (!json.isObject())
+            return fail(QStringLiteral("--workspace-defaults must be a JSON object (%1)")
+                            .arg(error.error == QJsonParseError::NoError
+                                         ? QStringLiteral("not an object")
+                                         : error.errorString()));
+        auto defaults = core::WorkspaceSettings::fromJson(json.object(), options.workspaceDefaults);
+        if (!defaults)
+            return fail(QStringLiteral("--workspace-defaults: %1").arg(defaults.error().message));
+        options.workspaceDefaults = *defaults;
+    }
+    if (parser.isSet(maxOutput))
+        options.workspaceDefaults.limits.outputBytes = outputLimit;
     options.maxResidentWorkers = workerCap;
     options.workerIdleTimeoutMs = workerIdleSeconds * 1000;
     return options;

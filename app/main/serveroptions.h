@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/workspacesettings.h"
 #include "http/apiserverconfig.h"
 
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -18,15 +20,22 @@ struct ServerOptions {
 
     QString dataDir;      // empty: REPLHOST_DATA_DIR, else the XDG default
     QStringList pluginPaths;
-    qint64 maxOutputBytes = 0;     // per execution or command; 0: the engine's default
+    // The settings of workspaces that set nothing themselves: --workspace-defaults over the
+    // engine's, then --max-output (limits.outputBytes) when given.
+    core::WorkspaceSettings workspaceDefaults;
     int maxResidentWorkers = 0;    // 0: the engine's default (sized to memory)
     int workerIdleTimeoutMs = -1;  // -1: the engine's default; 0: never
+    int warmPoolSize = -1;         // --warm-pool COUNT; -1: the engine's default
+    QMap<QString, int> warmPoolSizes;  // --warm-pool LANGUAGE=COUNT
+    QString bwrapPath;             // --bwrap: for sandboxed workspaces; empty: found on PATH
     http::ApiServerConfig server;  // everything but the token
     int e2bPort = -1;              // --e2b-port: the token-less E2B listener; -1: none
 
     // The port E2B's SDKs in debug mode expect; they reach the E2B routes there only through
     // /e2b/<token>, or at the root of a --e2b-port listener.
     static constexpr quint16 kDefaultPort = 49999;
+    // A bound on --warm-pool, so a typo cannot start a thousand JVMs.
+    static constexpr int kMaxWarmPool = 32;
 
     static ServerOptions parse(const QStringList &arguments);
 };

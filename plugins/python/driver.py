@@ -63,6 +63,8 @@ _PLAIN_TYPES = frozenset([
     set, frozenset, range, type(None),
 ])
 _SKIP = object()
+# The env of an execute request that changes nothing (what most runs carry).
+_NO_ENV_CHANGE = {"context": {"set": {}, "unset": []}, "exec": {"set": {}, "unset": []}}
 
 _G = globals()
 # The C functions, not the signal module's wrappers: those convert every
@@ -85,7 +87,17 @@ _lock = _thread.RLock()
 _decode_raw = json.JSONDecoder().raw_decode
 _encode = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+# What _encode does with a str, without its Python-level type dispatch.
+_encode_str = json.encoder.encode_basestring
 _TOKEN_RE = re.compile(r"[\w.]*$")
+# A last line that certainly holds a statement without a value: an assignment to a dotted name
+# or an import, at column 0, with no quote, backslash, comment, ';' or ':'. Such a line is whole
+# tokens and one simple statement, not the tail of a string; brackets balanced on it close none
+# opened before it (a cell ending inside an earlier bracket or string is a SyntaxError whichever
+# way it is compiled).
+_NO_VALUE_TAIL_RE = re.compile(
+    r"(?:[A-Za-z_][\w.]*[ \t]*[-+*/%&|^@]?=(?!=)|(?:import|from)[ \t])[^;:'\"\\#\r]*\Z",
+    re.ASCII)
 _NONCE_RE = re.compile(r"[0-9A-Fa-f]{1,64}$")
 
 _rbuf = bytearray()
@@ -96,8 +108,16 @@ _marks_optional = False
 _ioctl = fcntl.ioctl
 _FIONREAD = termios.FIONREAD
 _NO_BYTES = b"\0\0\0\0"
+# FIONREAD's answer lands here. A mutable buffer, because ioctl() first tries to parse its
+# argument as writable and, for immutable bytes, formats an error message before falling back:
+# that costs more than the system call.
+_unread = bytearray(4)
 _seq = 0
 _fflush = None
+# The text layers _setup_stdio left on fd 1 and 2: they write through to unbuffered files, so
+# while they are in place and still write through they hold nothing to flush.
+_std_out = None
+_std_err = None
 _ns = None
 _loop = None
 _current_id = None
@@ -178,6 +198,18 @@ def _send(ev):
 
 def _flush_std():
     out, err, sout, serr = sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__
+    # reconfigure(write_through=True) flushes, so a layer that writes through now holds nothing.
+    if not (out is _std_out and err is _std_err and sout is out and serr is err
+            and out.write_through and err.write_through):
+        _flush_streams(out, err, sout, serr)
+    if _fflush is not None:
+        try:
+            _fflush(None)
+        except Exception:
+            pass
+
+
+def _flush_streams(out, err, sout, serr):
     # Each stream once; usually the last two are the first two.
     for s in (out,
               err if err is not out else None,
@@ -188,11 +220,6 @@ def _flush_std():
                 s.flush()
             except Exception:
                 pass
-    if _fflush is not None:
-        try:
-            _fflush(None)
-        except Exception:
-            pass
 
 
 def _drained():
@@ -206,7 +233,8 @@ def _drained():
         return False
     try:
         for fd in _mark_fds:
-            if _ioctl(fd, _FIONREAD, _NO_BYTES) != _NO_BYTES:
+            _ioctl(fd, _FIONREAD, _unread)
+            if _unread != _NO_BYTES:
                 return False
     except OSError:
         return False
@@ -651,8 +679,26 @@ def _ends_with_semicolon(code, node):
     return rest.lstrip().startswith(";")
 
 
+def _has_no_value(code):
+    """True when the cell certainly does not end with an expression statement."""
+    tail = code.rstrip()
+    line = tail[tail.rfind("\n") + 1:]
+    if _NO_VALUE_TAIL_RE.match(line) is None:
+        return False
+    if ")" in line or "]" in line or "}" in line:
+        return (line.count("(") == line.count(")") and line.count("[") == line.count("]")
+                and line.count("{") == line.count("}"))
+    return True
+
+
 def _compile_cell(code, filename):
     global _compile_flags
+    if _has_no_value(code):
+        # Compiled once, from the source: a tree would be built only to find no value in it,
+        # and compiling a tree costs about as much as compiling the source again.
+        body = compile(code, filename, "exec", _compile_flags, True)
+        _compile_flags |= body.co_flags & _FUTURE_MASK
+        return body, None, False
     tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST | _compile_flags, True)
     nodes = tree.body
     last = None
@@ -730,7 +776,8 @@ def _interrupt_waiting():
     if _rbuf:
         return True
     try:
-        return _ioctl(_REQ_FD, _FIONREAD, _NO_BYTES) != _NO_BYTES
+        _ioctl(_REQ_FD, _FIONREAD, _unread)
+        return _unread != _NO_BYTES
     except OSError:
         return False
 
@@ -809,7 +856,7 @@ def _set_env_layer(layer, errors):
 
 def _apply_env(env, errors):
     saved = {}
-    if not isinstance(env, dict):
+    if env == _NO_ENV_CHANGE or not isinstance(env, dict):
         return saved
     _set_env_layer(env.get("context"), errors)
     layer = env.get("exec")
@@ -857,10 +904,10 @@ def _emit_done(rid, status, count, duration):
                 and rid.isascii() and rid.isprintable() and '"' not in rid
                 and "\\" not in rid):
             payload = b'{"type":"done","id":"%s","status":"%s","execution_count":%d,' \
-                      b'"cwd":%s,"duration_ms":%r%s}' % (
+                      b'"cwd":%s,"duration_ms":%.3f%s}' % (
                           rid.encode(), status.encode(), count,
-                          _encode(cwd).encode("utf-8", "replhost.replace"),
-                          round(duration, 3),
+                          _encode_str(cwd).encode("utf-8", "replhost.replace"),
+                          duration,
                           b"" if seq is None else b',"mark":%d' % seq)
             try:
                 _write_all(_EVT_FD, b"%d\n" % len(payload) + payload)
@@ -911,7 +958,8 @@ def _execute(req):
             pass
     finally:
         duration = (_perf() - t0) * 1000.0
-        _restore_env(saved)
+        if saved:
+            _restore_env(saved)
         _emit_done(rid, status, count, duration)
         _current_id = None
 
@@ -1137,14 +1185,18 @@ def _dispatch(req):
 
 
 def _setup_stdio():
-    global _mark_fds, _fflush, _marks_optional
+    global _mark_fds, _fflush, _marks_optional, _std_out, _std_err
     # Without -u, print() output would sit in a buffer while a child process
     # writes straight to the pipe, and the two would reorder.
     import io
+
+    def writes_through(stream):
+        return isinstance(getattr(stream, "buffer", None), io.FileIO) and \
+            getattr(stream, "write_through", False)
+
     for fd, name in ((1, "stdout"), (2, "stderr")):
         old = getattr(sys, name)
-        if isinstance(getattr(old, "buffer", None), io.FileIO) and \
-                getattr(old, "write_through", False):
+        if writes_through(old):
             continue
         try:
             new = io.TextIOWrapper(
@@ -1156,6 +1208,8 @@ def _setup_stdio():
             continue
         setattr(sys, name, new)
         setattr(sys, "__%s__" % name, new)
+    if writes_through(sys.stdout) and writes_through(sys.stderr):
+        _std_out, _std_err = sys.stdout, sys.stderr
     _mark_fds = (os.dup(1), os.dup(2))
     try:
         _marks_optional = all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in _mark_fds)

@@ -42,10 +42,10 @@ int writeFrameHeader(char *out, qsizetype size);
 // failed state for good: the stream cannot be resynchronised, so the caller ends the worker.
 class FrameReader {
 public:
-    // Called for each frame in order. Returning false stops the current feed() at once, without
-    // touching the reader again (the handler may have destroyed it); the rest of that input is
-    // dropped.
-    using Handler = std::function<bool(const QJsonObject &)>;
+    // Called for each frame in order, with an object the handler may move from. Returning false
+    // stops the current feed() at once, without touching the reader again (the handler may have
+    // destroyed it); the rest of that input is dropped.
+    using Handler = std::function<bool(QJsonObject &)>;
 
     explicit FrameReader(qsizetype maxFrameBytes = kMaxFrameBytes);
 

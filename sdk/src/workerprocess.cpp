@@ -3,8 +3,11 @@
 
 #include "replhost/sdk/version.h"
 
+#include "confinement.h"
 #include "framing.h"
+#include "limitmonitor.h"
 #include "markscanner.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "workerguard.h"
 
@@ -18,6 +21,7 @@
 #include <QStringDecoder>
 #include <QTimer>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -46,8 +50,13 @@ constexpr qsizetype kStderrTailChars = 32 * 1024;
 // is released early (as when its grace period ends), so memory stays bounded under a flood.
 constexpr qsizetype kMaxHeldChars = 8 * 1024 * 1024;
 constexpr int kFallbackExitPollMs = 50;
+// The longest an implicit `started` waits for the run's first event or its end.
+constexpr int kOwedStartedDelayMs = 1;
 
-enum class End { Exited, ProtocolError, InterruptKilled, StartTimeout };
+enum class End { Exited, LimitReached, ProtocolError, InterruptKilled, StartTimeout };
+
+// Whether ignoreSigpipe() left SIGPIPE ignored; if not, the host has a handler of its own.
+std::atomic<bool> sigpipeIgnored{false};
 
 // Writing to fd 3 after the worker has died raises SIGPIPE, whose default action would end the
 // host. Ignoring it once per process is what Qt itself does for QProcess and local sockets; the
@@ -57,24 +66,73 @@ void ignoreSigpipe()
     static std::once_flag once;
     std::call_once(once, [] {
         struct sigaction current {};
-        if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+        if (::sigaction(SIGPIPE, nullptr, &current) != 0)
+            return;
+        if (current.sa_handler == SIG_DFL) {
             struct sigaction ignore {};
             ignore.sa_handler = SIG_IGN;
             sigemptyset(&ignore.sa_mask);
-            ::sigaction(SIGPIPE, &ignore, nullptr);
+            sigpipeIgnored = ::sigaction(SIGPIPE, &ignore, nullptr) == 0;
+        } else {
+            sigpipeIgnored = current.sa_handler == SIG_IGN;
         }
     });
 }
 
-QString describeExit(const siginfo_t &info)
+// writev() to a worker's request pipe. Where the host handles SIGPIPE itself (a crash reporter,
+// a test framework), the signal a write to a worker that just died raises must not reach that
+// handler: it is blocked around the write and, when raised, taken back before it is unblocked,
+// as Qt does for its own pipes. A launcher that refuses its options exits within a millisecond,
+// before the init request is written, so this is an ordinary case, not a corner.
+ssize_t writeToWorker(int fd, const iovec *parts, int count)
 {
-    if (info.si_code == CLD_EXITED)
-        return QStringLiteral("exited with code %1").arg(info.si_status);
-    const char *name = ::sigabbrev_np(info.si_status);
-    return name ? QStringLiteral("killed by signal %1 (SIG%2)")
-                      .arg(info.si_status)
-                      .arg(QString::fromLatin1(name))
-                : QStringLiteral("killed by signal %1").arg(info.si_status);
+    if (sigpipeIgnored.load(std::memory_order_relaxed))
+        return ::writev(fd, parts, count);
+    sigset_t pipe, previous;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe, &previous);
+    const ssize_t written = ::writev(fd, parts, count);
+    const int error = errno;
+    if (written < 0 && error == EPIPE && !sigismember(&previous, SIGPIPE)) {
+        const timespec none{0, 0};
+        ::sigtimedwait(&pipe, nullptr, &none); // the write's SIGPIPE is pending on this thread
+    }
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    errno = error;
+    return written;
+}
+
+// How a worker ended: the signal that killed it (0 if none) and its exit code otherwise.
+// Inside a sandbox the worker is bwrap's child, and bwrap exits with 128 + N when it is killed
+// by signal N, so such a code stands for the signal.
+struct ExitCause {
+    int signal = 0;
+    int code = 0;
+    bool viaSandbox = false;
+};
+
+ExitCause exitCause(const siginfo_t &info, bool sandboxed)
+{
+    if (info.si_code != CLD_EXITED)
+        return {info.si_status, 0, false};
+    if (sandboxed && info.si_status > 128 && info.si_status < 128 + NSIG)
+        return {info.si_status - 128, 0, true};
+    return {0, info.si_status, false};
+}
+
+QString describeExit(const ExitCause &cause)
+{
+    if (cause.signal == 0)
+        return QStringLiteral("exited with code %1").arg(cause.code);
+    const char *name = ::sigabbrev_np(cause.signal);
+    QString text = name ? QStringLiteral("killed by signal %1 (SIG%2)")
+                                  .arg(cause.signal)
+                                  .arg(QString::fromLatin1(name))
+                        : QStringLiteral("killed by signal %1").arg(cause.signal);
+    if (cause.viaSandbox)
+        text += QStringLiteral(" inside the sandbox");
+    return text;
 }
 
 void appendEnvChange(QByteArray &out, const EnvChange &change)
@@ -160,11 +218,12 @@ public:
     [[nodiscard]] bool setState(State s);
     [[nodiscard]] bool emitEvent(const Event &e);
     // The `started` the host makes for a driver with the implicit_started capability (protocol
-    // §4), if it is still owed: emitted before anything else of the run, or on the next pass of
-    // the event loop, whichever comes first.
+    // §4), if it is still owed: emitted before anything else of the run, or by startedTimer,
+    // whichever comes first.
     [[nodiscard]] bool emitOwedStarted();
 
     void start();
+    void failStart(const QString &message);
     QByteArrayList environment() const;
     void sendFrame(const QJsonObject &message);
     void sendFrameBody(const QByteArray &body);  // ASCII JSON already
@@ -176,10 +235,11 @@ public:
 
     [[nodiscard]] bool readEvents();
     [[nodiscard]] bool readStream(int index);
-    [[nodiscard]] bool handleMessage(const QJsonObject &message);
+    // May move from `message`: an event's fields are the frame's object, taken without a copy.
+    [[nodiscard]] bool handleMessage(QJsonObject &message);
     [[nodiscard]] bool handleHello(const QJsonObject &message);
     [[nodiscard]] bool handleExecutionEvent(const QString &type, const QString &id,
-                                            const QJsonObject &message);
+                                            QJsonObject fields);
     [[nodiscard]] bool handleReply(const QString &type, const QString &id,
                                    const QJsonObject &message);
 
@@ -227,6 +287,9 @@ public:
     };
 
     [[nodiscard]] bool beginInterrupt();
+    // SIGINT to the worker's process group, and in a sandbox to the group the worker may have
+    // made for itself there (sandboxedProgramGroup).
+    void signalInterrupt();
     void stopInterruptLadder();
 
     void onExitNotification();
@@ -240,6 +303,10 @@ public:
     WorkerProcess *const q;
     const WorkerSpec spec;
     const SessionOptions options;
+    Confinement confinement;  // from options.settings, parsed at start()
+    LimitMonitor limits;      // the worker's cgroup counters, opened once it is spawned
+    QString limitName;        // End::LimitReached: the limit's key and value
+    qint64 limitValue = 0;
 
     State state = State::NotStarted;
     State reportedState = State::NotStarted;
@@ -329,6 +396,10 @@ public:
     bool releasing = false;
     QElapsedTimer clock;
     QTimer syncTimer;
+    // Emits an owed `started` of a run that has sent nothing else yet. A run that ends sooner
+    // emits it just before its other events and the timer never fires, so a short run costs no
+    // extra pass of the event loop (a queued call would also cost a wake-up of it).
+    QTimer startedTimer;
 
     QTimer startTimer;
     QTimer interruptRepeatTimer;
@@ -351,10 +422,12 @@ WorkerProcess::Private::Private(WorkerProcess *q, WorkerSpec spec, SessionOption
     out[1].name = QStringLiteral("stderr");
     clock.start();
     syncTimer.setSingleShot(true);
+    startedTimer.setSingleShot(true);
     startTimer.setSingleShot(true);
     interruptKillTimer.setSingleShot(true);
     shutdownTimer.setSingleShot(true);
     QObject::connect(&syncTimer, &QTimer::timeout, q, [this] { onSyncTimeout(); });
+    QObject::connect(&startedTimer, &QTimer::timeout, q, [this] { (void)emitOwedStarted(); });
     QObject::connect(&startTimer, &QTimer::timeout, q, [this] {
         (void)endWorker(End::StartTimeout, {});
     });
@@ -363,7 +436,7 @@ WorkerProcess::Private::Private(WorkerProcess *q, WorkerSpec spec, SessionOption
             interruptRepeatTimer.stop();
             return;
         }
-        ::killpg(pid, SIGINT);
+        signalInterrupt();
         if (++sigintsSent >= this->spec.interruptRepeats)
             interruptRepeatTimer.stop();
     });
@@ -433,6 +506,7 @@ bool WorkerProcess::Private::emitOwedStarted()
     if (!exec || !exec->startedOwed)
         return true;
     exec->startedOwed = false;
+    startedTimer.stop();
     return emitEvent(Event::started(exec->id, exec->count));
 }
 
@@ -458,23 +532,43 @@ QByteArrayList WorkerProcess::Private::environment() const
     return list;
 }
 
+void WorkerProcess::Private::failStart(const QString &message)
+{
+    state = State::Dead;
+    QMetaObject::invokeMethod(
+        q,
+        [this, message] {
+            if (!setState(State::Dead))
+                return;
+            emit q->failed(message);
+        },
+        Qt::QueuedConnection);
+}
+
 void WorkerProcess::Private::start()
 {
     ignoreSigpipe();
-    auto spawned = spawnProcess(spec.program, spec.arguments, environment(),
-                                options.workingDirectory);
-    if (!spawned) {
-        state = State::Dead;
-        QMetaObject::invokeMethod(
-            q,
-            [this, message = spawned.error().message] {
-                if (!setState(State::Dead))
-                    return;
-                emit q->failed(message);
-            },
-            Qt::QueuedConnection);
+    auto parsed = Confinement::fromSettings(options.settings);
+    if (!parsed) {
+        failStart(parsed.error().message);
         return;
     }
+    confinement = std::move(*parsed);
+    // Under a confinement the launcher is spawned and becomes the worker (same pid) once it
+    // has applied the limits; a launcher failure is an exit before hello, with its message.
+    auto argv = confinement.command(spec.program, spec.arguments, options.workingDirectory);
+    if (!argv) {
+        failStart(argv.error().message);
+        return;
+    }
+    const QString program = argv->takeFirst();
+    auto spawned = spawnProcess(program, *argv, environment(), options.workingDirectory);
+    if (!spawned) {
+        failStart(spawned.error().message);
+        return;
+    }
+    if (!confinement.isEmpty())
+        limits = LimitMonitor(confinement);
     const SpawnedProcess &p = *spawned;
     pid = p.pid;
     pidfd = p.pidfd;
@@ -541,7 +635,7 @@ void WorkerProcess::Private::sendFrameBody(const QByteArray &body)
                           {const_cast<char *>(body.constData()), size_t(body.size())}};
         ssize_t written;
         do {
-            written = ::writev(requestFd, parts, 2);
+            written = writeToWorker(requestFd, parts, 2);
         } while (written < 0 && errno == EINTR);
         if (written < 0) {
             if (errno != EAGAIN) {
@@ -572,8 +666,9 @@ void WorkerProcess::Private::sendFrameBody(const QByteArray &body)
 void WorkerProcess::Private::writeOutgoing()
 {
     while (outgoingOffset < outgoing.size()) {
-        const ssize_t written = ::write(requestFd, outgoing.constData() + outgoingOffset,
-                                        size_t(outgoing.size() - outgoingOffset));
+        const iovec rest{const_cast<char *>(outgoing.constData()) + outgoingOffset,
+                         size_t(outgoing.size() - outgoingOffset)};
+        const ssize_t written = writeToWorker(requestFd, &rest, 1);
         if (written < 0) {
             if (errno == EINTR)
                 continue;
@@ -610,7 +705,7 @@ bool WorkerProcess::Private::readEvents()
         if (got > 0) {
             bool alive = true;
             const bool ok = frames.feed(QByteArrayView(eventBuffer.get(), got),
-                                        [this, &alive](const QJsonObject &message) {
+                                        [this, &alive](QJsonObject &message) {
                                             alive = handleMessage(message);
                                             return alive;
                                         });
@@ -933,6 +1028,12 @@ bool WorkerProcess::Private::release(Event event, bool synced)
     event.fields.insert(QStringLiteral("state_lost"), false);
     if (!emitOwedStarted())
         return false;
+    // fork() failing with EAGAIN is the program's own error to report; this says which limit
+    // made it fail, which the program cannot know.
+    if (const qint64 refused = limits.takeProcessLimitHits(); refused > 0
+        && !emitEvent(Event::stream(event.executionId, QStringLiteral("stderr"),
+                                    limits.processLimitNote(refused))))
+        return false;
     // The run is over before anyone hears of it, so a slot may start the next one right away.
     exec.reset();
     stopInterruptLadder();
@@ -968,14 +1069,14 @@ void WorkerProcess::Private::onSyncTimeout()
     armSyncTimer();
 }
 
-bool WorkerProcess::Private::handleMessage(const QJsonObject &message)
+bool WorkerProcess::Private::handleMessage(QJsonObject &message)
 {
     const QString type = message.value(kType).toString();
     const QString id = message.value(kId).toString();
     if (type == QLatin1String("started") || type == QLatin1String("display")
         || type == QLatin1String("result") || type == QLatin1String("error")
         || type == QLatin1String("done"))
-        return handleExecutionEvent(type, id, message);
+        return handleExecutionEvent(type, id, std::move(message));
     if (type == QLatin1String("complete_reply") || type == QLatin1String("variables_reply")
         || type == QLatin1String("error_reply"))
         return handleReply(type, id, message);
@@ -991,7 +1092,7 @@ bool WorkerProcess::Private::handleMessage(const QJsonObject &message)
         return true; // its exit follows; that is what counts
     // Newer drivers may send more: pass events of the running execution on, drop the rest.
     if (exec && id == exec->id && !exec->doneReceived) {
-        QJsonObject fields = message;
+        QJsonObject fields = std::move(message);
         fields.remove(kType);
         fields.remove(kId);
         const bool hasMark = fields.contains(kMark);
@@ -1017,7 +1118,9 @@ bool WorkerProcess::Private::handleHello(const QJsonObject &message)
     info.language = message.value(QStringLiteral("language")).toString();
     info.languageVersion = message.value(QStringLiteral("language_version")).toString();
     info.implementation = message.value(QStringLiteral("implementation")).toString();
-    info.pid = message.value(QStringLiteral("pid")).toInteger(pid);
+    // In a sandbox the driver's pid is the one inside its PID namespace, which means nothing to
+    // the host: the host's own (bwrap's, and the process group's) is given instead.
+    info.pid = confinement.sandboxed() ? pid : message.value(QStringLiteral("pid")).toInteger(pid);
     info.capabilities = message.value(QStringLiteral("capabilities")).toObject();
     implicitStarted = info.capabilities.value(QStringLiteral("implicit_started")).toBool();
     if (!setState(State::Idle))
@@ -1028,14 +1131,13 @@ bool WorkerProcess::Private::handleHello(const QJsonObject &message)
 }
 
 bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QString &id,
-                                                  const QJsonObject &message)
+                                                  QJsonObject fields)
 {
     // Events after done (or of another run) would break "no output after done": drop them.
     if (!exec || id != exec->id || exec->doneReceived) {
         qCDebug(lcWorker) << "ignoring" << type << "of execution" << id;
         return true;
     }
-    QJsonObject fields = message;
     fields.remove(kType);
     fields.remove(kId);
     const bool hasMark = fields.contains(kMark);
@@ -1104,13 +1206,21 @@ bool WorkerProcess::Private::beginInterrupt()
     sendFrame({{kType, QStringLiteral("interrupt")},
                {kId, nextId("interrupt")},
                {QStringLiteral("target"), exec->id}});
-    ::killpg(pid, SIGINT);
+    signalInterrupt();
     sigintsSent = 1;
     if (spec.interruptRepeats > 1 && spec.interruptRepeatMs > 0)
         interruptRepeatTimer.start(spec.interruptRepeatMs);
     if (spec.interruptKillMs > 0)
         interruptKillTimer.start(spec.interruptKillMs);
     return setState(State::Interrupting);
+}
+
+void WorkerProcess::Private::signalInterrupt()
+{
+    ::killpg(pid, SIGINT);
+    if (confinement.sandboxed())
+        if (const pid_t inner = sandboxedProgramGroup(pid); inner > 0)
+            ::killpg(inner, SIGINT);
 }
 
 void WorkerProcess::Private::stopInterruptLadder()
@@ -1143,10 +1253,19 @@ void WorkerProcess::Private::onExitNotification()
         ::close(pidfd);
         pidfd = -1;
     }
-    const QString description = describeExit(info);
+    const ExitCause cause = exitCause(info, confinement.sandboxed());
+    const QString description = describeExit(cause);
     qCDebug(lcWorker) << spec.program << "pid" << pid << description;
-    if (!ended)
-        (void)endWorker(End::Exited, description);
+    if (ended)
+        return;
+    if (const auto hit = limits.explainDeath(cause.signal); hit && !shutdownRequested) {
+        limitName = hit->limit;
+        limitValue = hit->value;
+        (void)endWorker(End::LimitReached,
+                        QStringLiteral("%1: the interpreter was %2").arg(hit->message, description));
+        return;
+    }
+    (void)endWorker(End::Exited, description);
 }
 
 bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
@@ -1167,7 +1286,7 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
 
     // Take in what is already in the pipes: a worker that exited may have finished its run
     // (done and all), and output written before the end belongs to the run it came from.
-    if (cause == End::Exited && !readEvents())
+    if ((cause == End::Exited || cause == End::LimitReached) && !readEvents())
         return false;
     for (int i = 0; i < 2; ++i) {
         if (!readStream(i))
@@ -1208,6 +1327,12 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
             traceback = stderrLines();
         }
         break;
+    case End::LimitReached:
+        reason = detail;
+        ename = QStringLiteral("LimitExceeded");
+        evalue = detail;
+        traceback = stderrLines();
+        break;
     case End::ProtocolError:
         reason = QStringLiteral("protocol error: %1").arg(detail);
         ename = QStringLiteral("ProtocolError");
@@ -1233,7 +1358,12 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
         return false;
     if (exec) {
         const Execution run = *std::exchange(exec, std::nullopt);
-        if (!emitEvent(Event::error(run.id, ename, evalue, traceback)))
+        Event error = Event::error(run.id, ename, evalue, traceback);
+        if (cause == End::LimitReached) {
+            error.fields.insert(QStringLiteral("limit"), limitName);
+            error.fields.insert(QStringLiteral("limit_value"), limitValue);
+        }
+        if (!emitEvent(error))
             return false;
         if (!emitEvent(Event::done(run.id, status,
                                    {{QStringLiteral("execution_count"), run.count},
@@ -1262,6 +1392,9 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
         switch (cause) {
         case End::Exited:
             message = QStringLiteral("%1 %2 before it was ready").arg(program, detail);
+            break;
+        case End::LimitReached:
+            message = QStringLiteral("%1 stopped before it was ready: %2").arg(program, detail);
             break;
         case End::ProtocolError:
             message = QStringLiteral("%1 broke the worker protocol before it was ready: %2")
@@ -1397,12 +1530,7 @@ void WorkerProcess::execute(const ExecuteRequest &request)
         // event is emitted inside execute().
         d->exec->started = true;
         d->exec->startedOwed = true;
-        QMetaObject::invokeMethod(
-            this, [this, id = request.id] {
-                if (d->exec && d->exec->id == id)
-                    (void)d->emitOwedStarted();
-            },
-            Qt::QueuedConnection);
+        d->startedTimer.start(kOwedStartedDelayMs);
     }
     (void)d->setState(State::Busy);
 }

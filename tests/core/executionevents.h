@@ -12,10 +12,23 @@
 
 namespace replhost::core::testing {
 
+// Every event of the execution: those that left its memory (past its window of recent events)
+// are read back from the history.
+inline QList<sdk::Event> allEvents(const ExecutionPtr &execution)
+{
+    auto all = execution->eventRange();
+    if (!all) {
+        qWarning("cannot read the events of %s back: %s", qPrintable(execution->id()),
+                 qPrintable(all.error().message));
+        return execution->events();
+    }
+    return *all;
+}
+
 inline QList<sdk::Event> eventsOfType(const ExecutionPtr &execution, const QString &type)
 {
     QList<sdk::Event> found;
-    for (const sdk::Event &event : execution->events()) {
+    for (const sdk::Event &event : allEvents(execution)) {
         if (event.type == type)
             found.append(event);
     }

@@ -124,6 +124,8 @@ private:
         EngineConfig config;
         config.dataDir = m_dataDir->path();
         config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
+        // Every test opens an engine: a warm pool (tst_warmpool) would start a JVM for each.
+        config.warmPoolSize = 0;
         return config;
     }
 
@@ -388,6 +390,20 @@ private slots:
         QTest::newRow("python statements, then an expression")
             << "python" << "x = 41" << "y = 1\nx + y" << "42";
         QTest::newRow("python statement only") << "python" << "x = 41" << "y = x + 1" << "";
+        // The driver compiles a cell once when its last line is certainly a statement without a
+        // value (an assignment or an import); lines that only look like one must keep theirs.
+        QTest::newRow("python import only") << "python" << "x = 41" << "import os" << "";
+        QTest::newRow("python augmented assignment only") << "python" << "x = 41" << "x += 1" << "";
+        QTest::newRow("python call ending in a keyword argument")
+            << "python" << "x = 41" << "int('4' + '2',\nbase = 10)" << "42";
+        QTest::newRow("python string ending in an assignment")
+            << "python" << "x = 41" << "'''a\nb = 1'''" << "'a\\nb = 1'";
+        QTest::newRow("python expression after a semicolon")
+            << "python" << "x = 41" << "y = 1; x + y" << "42";
+        QTest::newRow("python comparison") << "python" << "x = 41" << "x == 41" << "True";
+        QTest::newRow("python future import lasts")
+            << "python" << "from __future__ import annotations"
+            << "def f(a: undefined_name): pass\nf.__annotations__['a']" << "'undefined_name'";
         QTest::newRow("bash has no values") << "bash" << "x=41" << "echo $((x + 1))" << "";
         QTest::newRow("perl expression") << "perl" << "my $x = 41;" << "$x + 1" << "42";
         QTest::newRow("perl statements, then an expression")
@@ -1890,7 +1906,7 @@ private slots:
 
         const qint64 cap = 100000;  // not a multiple of any pipe or read size
         EngineConfig capped = config();
-        capped.maxOutputBytesPerExecution = cap;
+        capped.workspaceDefaults.limits.outputBytes = cap;
         QVERIFY(openEngine(capped));
 
         const QString context = createContext(language);

@@ -5,6 +5,7 @@
 // Engine on a temporary data directory, real workers through the real plugins.
 #include "core/engine.h"
 #include "executionevents.h"
+#include "workerchildren.h"
 #include "storage/store.h"
 
 #include <QDir>
@@ -42,34 +43,6 @@ bool processIsRunning(qint64 pid)
     return paren > 0 && paren + 2 < line.size() && line.at(paren + 2) != 'Z';
 }
 
-// Running processes whose parent is this test, other than the worker guard.
-QList<qint64> workerChildren()
-{
-    QList<qint64> found;
-    const QDir proc(QStringLiteral("/proc"));
-    for (const QString &entry : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        bool numeric = false;
-        const qint64 pid = entry.toLongLong(&numeric);
-        if (!numeric)
-            continue;
-        QFile stat(proc.filePath(entry + QStringLiteral("/stat")));
-        if (!stat.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray line = stat.readAll();
-        const qsizetype open = line.indexOf('(');
-        const qsizetype close = line.lastIndexOf(')');
-        if (open < 0 || close < 0)
-            continue;
-        const QByteArray name = line.mid(open + 1, close - open - 1);
-        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
-        if (fields.size() < 2 || fields.at(0) == "Z" || name == "replhost-guard")
-            continue;
-        if (fields.at(1).toLongLong() == qint64(::getpid()))
-            found.append(pid);
-    }
-    return found;
-}
-
 } // namespace
 
 class DurableContextsTest : public QObject {
@@ -84,6 +57,8 @@ private:
         EngineConfig config;
         config.dataDir = m_dataDir->path();
         config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
+        // Every test opens an engine: a warm pool (tst_warmpool) would start a JVM for each.
+        config.warmPoolSize = 0;
         return config;
     }
 

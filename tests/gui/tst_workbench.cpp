@@ -47,6 +47,7 @@ public:
         core::EngineConfig config;
         config.dataDir = dataDir;
         config.pluginPaths = pluginPaths;
+        config.warmPoolSize = 0;  // tst_warmpool covers the pool; a pooled JVM per window is not needed here
         auto opened = core::Engine::open(config);
         if (!opened)
             qFatal("engine: %s", qPrintable(opened.error().message));

@@ -2,6 +2,7 @@
 #include "serverprocess.h"
 
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QFile>
 #include <QRegularExpression>
 
@@ -68,7 +69,11 @@ bool ServerProcess::launch(const QStringList &arguments, const QMap<QString, QSt
 {
     m_process.setProcessEnvironment(baseEnvironment(environment));
     m_process.setProgram(m_executable);
-    m_process.setArguments(QStringList{QStringLiteral("--port"), QStringLiteral("0")} + arguments);
+    QStringList all{QStringLiteral("--port"), QStringLiteral("0")};
+    // Suites that are not about the warm pool do not pay for a pooled JVM and Node per server.
+    if (!arguments.contains(QStringLiteral("--warm-pool")))
+        all << QStringLiteral("--warm-pool") << QStringLiteral("0");
+    m_process.setArguments(all + arguments);
     m_process.start();
     if (!m_process.waitForStarted(10000)) {
         m_error = QStringLiteral("cannot start %1: %2").arg(m_executable, m_process.errorString());
@@ -149,6 +154,28 @@ bool ServerProcess::isAlive(qint64 pid)
     const QByteArray text = stat.readAll();
     const qsizetype paren = text.lastIndexOf(')');
     return paren > 0 && text.mid(paren + 2, 1) != "Z";
+}
+
+QList<qint64> ServerProcess::membersOfGroup(qint64 group)
+{
+    QList<qint64> members;
+    const QDir proc(QStringLiteral("/proc"));
+    for (const QString &entry : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        if (!numeric)
+            continue;
+        QFile stat(proc.filePath(entry + QStringLiteral("/stat")));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = stat.readAll();
+        const qsizetype close = line.lastIndexOf(')');
+        // After the name: state, ppid, pgrp.
+        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
+        if (close > 0 && fields.size() > 2 && fields.at(0) != "Z" && fields.at(2).toLongLong() == group)
+            members.append(pid);
+    }
+    return members;
 }
 
 QByteArray ServerProcess::output()

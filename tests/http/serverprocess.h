@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QList>
 #include <QMap>
 #include <QProcess>
 #include <QString>
@@ -47,6 +48,8 @@ public:
 
     // Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
     static bool isAlive(qint64 pid);
+    // The processes (not zombies) whose process group is `group`.
+    static QList<qint64> membersOfGroup(qint64 group);
 
     static QString executable();
     static QString pluginDir();

@@ -20,29 +20,6 @@ namespace {
 
 constexpr int kWorkerTimeout = 60000;
 
-// Processes (not zombies) whose process group is `group`.
-QList<qint64> membersOfGroup(qint64 group)
-{
-    QList<qint64> members;
-    const QDir proc(QStringLiteral("/proc"));
-    for (const QString &entry : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        bool numeric = false;
-        const qint64 pid = entry.toLongLong(&numeric);
-        if (!numeric)
-            continue;
-        QFile stat(proc.filePath(entry + QStringLiteral("/stat")));
-        if (!stat.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray line = stat.readAll();
-        const qsizetype close = line.lastIndexOf(')');
-        // After the name: state, ppid, pgrp.
-        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
-        if (close > 0 && fields.size() > 2 && fields.at(0) != "Z" && fields.at(2).toLongLong() == group)
-            members.append(pid);
-    }
-    return members;
-}
-
 QJsonObject firstEvent(const QJsonObject &execution, const QString &type)
 {
     for (const QJsonValue &event : execution.value(QStringLiteral("events")).toArray()) {
@@ -234,11 +211,11 @@ void tst_DurableServer::workersDieWithAKilledServer()
     const qint64 group = client.get(QStringLiteral("/v1/contexts/") + id)
                              .object().value(QStringLiteral("pid")).toInteger();
     QVERIFY(group > 0);
-    QVERIFY(!membersOfGroup(group).isEmpty());
+    QVERIFY(!ServerProcess::membersOfGroup(group).isEmpty());
 
     QCOMPARE(::kill(pid_t(server.pid()), SIGKILL), 0);
     server.stop();
-    QTRY_COMPARE_WITH_TIMEOUT(membersOfGroup(group), QList<qint64>(), kWorkerTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(ServerProcess::membersOfGroup(group), QList<qint64>(), kWorkerTimeout);
 }
 
 void tst_DurableServer::restorePolicyIsChosenAtCreation()

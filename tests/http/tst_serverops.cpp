@@ -125,6 +125,8 @@ private slots:
     void metricsNeedTheToken();
     void metricsAreValidPrometheusText();
     void metricsCountWhatHappened();
+    void warmPoolIsSizedByOptionAndReported();
+    void badWarmPoolOptionIsRefused();
     void sigtermEndsAndRecordsRunningWork();
 
 private:
@@ -237,6 +239,51 @@ void tst_ServerOps::metricsCountWhatHappened()
     QCOMPARE(valueOf(samples, QStringLiteral("replhost_http_requests_total"),
                      {{QStringLiteral("route"), QStringLiteral("unmatched")}, {QStringLiteral("code"), QStringLiteral("404")}}), 1.0);
     QCOMPARE(valueOf(samples, QStringLiteral("replhost_http_streams_open"), {}), 0.0);
+}
+
+void tst_ServerOps::warmPoolIsSizedByOptionAndReported()
+{
+    ServerProcess server;
+    QVERIFY2(server.start(fixtureArguments()
+                          + QStringList{QStringLiteral("--warm-pool"), QStringLiteral("0"),
+                                        QStringLiteral("--warm-pool"), QStringLiteral("plain=2")}),
+             qPrintable(server.error()));
+    ApiClient api(server.port(), server.token());
+    auto pool = [&api] {
+        return api.get(QStringLiteral("/v1/info")).object().value(QStringLiteral("warm_pool")).toObject();
+    };
+    auto ready = [&pool] {
+        return pool().value(QStringLiteral("plain")).toObject().value(QStringLiteral("ready")).toInt();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(ready(), 2, 30000);
+    const QJsonObject pools = pool();
+    for (auto it = pools.begin(); it != pools.end(); ++it) {
+        if (it.key() != QLatin1String("plain"))
+            QCOMPARE(it.value().toObject().value(QStringLiteral("size")).toInt(), 0);
+    }
+
+    // A new context takes a pooled worker and runs at once; /metrics counts the hit.
+    const QString id = api.createContext(QStringLiteral("plain"));
+    QCOMPARE(api.runAndWait(id, QStringLiteral("pooled")).value(QStringLiteral("status")).toString(),
+             QStringLiteral("ok"));
+    QString error;
+    const QList<Sample> samples = parsePrometheus(api.get(QStringLiteral("/metrics")).body, &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    const QMap<QString, QString> plain{{QStringLiteral("language"), QStringLiteral("plain")}};
+    QCOMPARE(valueOf(samples, QStringLiteral("replhost_warm_pool_size"), plain), 2.0);
+    QCOMPARE(valueOf(samples, QStringLiteral("replhost_warm_pool_hits_total"), plain), 1.0);
+    QCOMPARE(valueOf(samples, QStringLiteral("replhost_warm_pool_misses_total"), plain), 0.0);
+}
+
+void tst_ServerOps::badWarmPoolOptionIsRefused()
+{
+    for (const QString &value : {QStringLiteral("-1"), QStringLiteral("java=many"),
+                                 QStringLiteral("=2"), QStringLiteral("33")}) {
+        const ServerProcess::Run run =
+            ServerProcess::runOnce({QStringLiteral("--warm-pool"), value});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains("--warm-pool must be a count from 0 to 32"), run.err.constData());
+    }
 }
 
 void tst_ServerOps::sigtermEndsAndRecordsRunningWork()

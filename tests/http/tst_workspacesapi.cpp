@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workspaces over HTTP: create (with and without a directory), list, get, and delete with their
-// contexts, keeping or purging the files. A real replhost-server and a Poco client.
+// contexts, keeping or purging the files; their settings, and the limits the engine enforces
+// from them. A real replhost-server and a Poco client.
 
 #include "apiclient.h"
 #include "serverprocess.h"
@@ -30,6 +31,17 @@ private slots:
     void purgeRefusesTheDataDirectory();
     void defaultWorkspaceCannotBeDeleted();
     void unknownWorkspaceIs404();
+
+    void workspaceShowsItsEffectiveSettings();
+    void createWithBadSettingsIs400NamingTheField_data();
+    void createWithBadSettingsIs400NamingTheField();
+    void patchMergesSettings();
+    void patchWithBadInputIs400_data();
+    void patchWithBadInputIs400();
+    void patchOfUnknownWorkspaceIs404();
+    void contextBeyondMaxContextsIs409();
+    void workspaceOutputCapTruncatesExecutions();
+    void serverDefaultsApplyToEveryWorkspace();
 
 private:
     ApiClient client() const { return ApiClient(m_server.port(), m_server.token()); }
@@ -249,6 +261,231 @@ void tst_WorkspacesApi::unknownWorkspaceIs404()
     QCOMPARE(client().del(QStringLiteral("/v1/workspaces/never-made")).status, 404);
     QCOMPARE(client().get(QStringLiteral("/v1/workspaces/never-made")).status, 404);
     QCOMPARE(client().get(QStringLiteral("/v1/workspaces/never-made/env")).status, 404);
+}
+
+void tst_WorkspacesApi::workspaceShowsItsEffectiveSettings()
+{
+    const QJsonObject given{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("max_contexts"), 5}}},
+                            {QStringLiteral("network"), false}};
+    const auto created = client().post(QStringLiteral("/v1/workspaces"),
+                                       {{QStringLiteral("name"), QStringLiteral("configured")},
+                                        {QStringLiteral("settings"), given}});
+    QCOMPARE(created.status, 201);
+    const QJsonObject settings = created.object().value(QStringLiteral("settings")).toObject();
+    const QJsonObject limits = settings.value(QStringLiteral("limits")).toObject();
+    QCOMPARE(limits.value(QStringLiteral("max_contexts")).toInt(), 5);
+    // What was not given has the server's default.
+    QCOMPARE(limits.value(QStringLiteral("output_bytes")).toInteger(), 16 * 1024 * 1024);
+    QCOMPARE(limits.value(QStringLiteral("timeout_ms")).toInt(), 0);
+    QCOMPARE(settings.value(QStringLiteral("isolation")).toString(), QStringLiteral("none"));
+    QCOMPARE(settings.value(QStringLiteral("network")).toBool(true), false);
+
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/configured")).object(), created.object());
+    for (const QJsonValue &workspace : client().get(QStringLiteral("/v1/workspaces")).array()) {
+        if (workspace.toObject().value(QStringLiteral("name")) == QLatin1String("default"))
+            QCOMPARE(workspace.toObject().value(QStringLiteral("settings")).toObject()
+                             .value(QStringLiteral("limits")).toObject()
+                             .value(QStringLiteral("max_contexts")).toInt(), 64);
+    }
+}
+
+void tst_WorkspacesApi::createWithBadSettingsIs400NamingTheField_data()
+{
+    QTest::addColumn<QJsonValue>("settings");
+    QTest::addColumn<QString>("named");
+
+    QTest::newRow("not an object") << QJsonValue(3) << "'settings'";
+    QTest::newRow("negative limit")
+            << QJsonValue(QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("timeout_ms"), -5}}}})
+            << "limits.timeout_ms";
+    QTest::newRow("unknown limit")
+            << QJsonValue(QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("memory"), 5}}}})
+            << "limits.memory";
+    QTest::newRow("bad isolation")
+            << QJsonValue(QJsonObject{{QStringLiteral("isolation"), QStringLiteral("vm")}})
+            << "isolation";
+}
+
+void tst_WorkspacesApi::createWithBadSettingsIs400NamingTheField()
+{
+    QFETCH(QJsonValue, settings);
+    QFETCH(QString, named);
+    const auto refused = client().post(QStringLiteral("/v1/workspaces"),
+                                       {{QStringLiteral("name"), QStringLiteral("refused")},
+                                        {QStringLiteral("settings"), settings}});
+    QCOMPARE(refused.status, 400);
+    const QString message = refused.object().value(QStringLiteral("message")).toString();
+    QVERIFY2(message.contains(named), qPrintable(message));
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/refused")).status, 404);
+}
+
+void tst_WorkspacesApi::patchMergesSettings()
+{
+    QCOMPARE(client().post(QStringLiteral("/v1/workspaces"),
+                           {{QStringLiteral("name"), QStringLiteral("patched")},
+                            {QStringLiteral("settings"),
+                             QJsonObject{{QStringLiteral("limits"),
+                                          QJsonObject{{QStringLiteral("max_contexts"), 3}}}}}})
+                     .status,
+             201);
+    auto limitsOf = [](const ApiClient::Response &response) {
+        return response.object().value(QStringLiteral("settings")).toObject()
+                .value(QStringLiteral("limits")).toObject();
+    };
+
+    const auto patched = client().patch(
+            QStringLiteral("/v1/workspaces/patched"),
+            {{QStringLiteral("settings"),
+              QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("timeout_ms"), 2000}}},
+                          {QStringLiteral("isolation"), QStringLiteral("sandbox")}}}});
+    QCOMPARE(patched.status, 200);
+    QCOMPARE(limitsOf(patched).value(QStringLiteral("max_contexts")).toInt(), 3);  // kept
+    QCOMPARE(limitsOf(patched).value(QStringLiteral("timeout_ms")).toInt(), 2000);
+    QCOMPARE(patched.object().value(QStringLiteral("settings")).toObject()
+                     .value(QStringLiteral("isolation")).toString(),
+             QStringLiteral("sandbox"));
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/patched")).object(), patched.object());
+
+    // null gives a field back to the server's default.
+    const auto reset = client().patch(
+            QStringLiteral("/v1/workspaces/patched"),
+            {{QStringLiteral("settings"),
+              QJsonObject{{QStringLiteral("limits"), QJsonObject{{QStringLiteral("max_contexts"), QJsonValue()}}},
+                          {QStringLiteral("isolation"), QJsonValue()}}}});
+    QCOMPARE(reset.status, 200);
+    QCOMPARE(limitsOf(reset).value(QStringLiteral("max_contexts")).toInt(), 64);
+    QCOMPARE(limitsOf(reset).value(QStringLiteral("timeout_ms")).toInt(), 2000);
+    QCOMPARE(reset.object().value(QStringLiteral("settings")).toObject()
+                     .value(QStringLiteral("isolation")).toString(),
+             QStringLiteral("none"));
+}
+
+void tst_WorkspacesApi::patchWithBadInputIs400_data()
+{
+    QTest::addColumn<QJsonObject>("body");
+    QTest::addColumn<QString>("named");
+
+    QTest::newRow("no settings") << QJsonObject() << "'settings'";
+    QTest::newRow("settings not an object")
+            << QJsonObject{{QStringLiteral("settings"), QStringLiteral("tight")}} << "'settings'";
+    QTest::newRow("another field")
+            << QJsonObject{{QStringLiteral("name"), QStringLiteral("renamed")}} << "\"name\"";
+    QTest::newRow("limit out of range")
+            << QJsonObject{{QStringLiteral("settings"),
+                            QJsonObject{{QStringLiteral("limits"),
+                                         QJsonObject{{QStringLiteral("max_contexts"), 1000000}}}}}}
+            << "limits.max_contexts";
+    QTest::newRow("network not a boolean")
+            << QJsonObject{{QStringLiteral("settings"), QJsonObject{{QStringLiteral("network"), 1}}}}
+            << "network";
+}
+
+void tst_WorkspacesApi::patchWithBadInputIs400()
+{
+    QFETCH(QJsonObject, body);
+    QFETCH(QString, named);
+    const QJsonObject before = client().get(QStringLiteral("/v1/workspaces/default")).object();
+    const auto refused = client().patch(QStringLiteral("/v1/workspaces/default"), body);
+    QCOMPARE(refused.status, 400);
+    const QString message = refused.object().value(QStringLiteral("message")).toString();
+    QVERIFY2(message.contains(named), qPrintable(message));
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/default")).object(), before);
+}
+
+void tst_WorkspacesApi::patchOfUnknownWorkspaceIs404()
+{
+    const auto missing = client().patch(QStringLiteral("/v1/workspaces/never-made"),
+                                        {{QStringLiteral("settings"), QJsonObject()}});
+    QCOMPARE(missing.status, 404);
+    QVERIFY(missing.object().value(QStringLiteral("message")).toString().contains(
+            QStringLiteral("never-made")));
+}
+
+void tst_WorkspacesApi::contextBeyondMaxContextsIs409()
+{
+    const QString bystander = client().createContext(QStringLiteral("plain"));
+    QVERIFY(!bystander.isEmpty());
+    QCOMPARE(client().post(QStringLiteral("/v1/workspaces"),
+                           {{QStringLiteral("name"), QStringLiteral("single")},
+                            {QStringLiteral("settings"),
+                             QJsonObject{{QStringLiteral("limits"),
+                                          QJsonObject{{QStringLiteral("max_contexts"), 1}}}}}})
+                     .status,
+             201);
+    const QString prefix = QStringLiteral("/v1/workspaces/single");
+    QVERIFY(!client().createContext(QStringLiteral("plain"), prefix).isEmpty());
+
+    const auto refused = client().post(prefix + QStringLiteral("/contexts"),
+                                       {{QStringLiteral("language"), QStringLiteral("plain")}});
+    QCOMPARE(refused.status, 409);
+    QCOMPARE(refused.object().value(QStringLiteral("code")).toString(), QStringLiteral("limit_reached"));
+    QVERIFY2(refused.object().value(QStringLiteral("message")).toString().contains(
+                     QStringLiteral("limits.max_contexts = 1")),
+             refused.body.constData());
+    QCOMPARE(client().get(prefix + QStringLiteral("/contexts")).array().size(), 1);
+
+    // The server goes on serving the other workspace.
+    QCOMPARE(client().runAndWait(bystander, QStringLiteral("still here"))
+                     .value(QStringLiteral("stdout")).toString(),
+             QStringLiteral("still here"));
+
+    // Raising the limit makes room.
+    QCOMPARE(client().patch(prefix, {{QStringLiteral("settings"),
+                                      QJsonObject{{QStringLiteral("limits"),
+                                                   QJsonObject{{QStringLiteral("max_contexts"), 2}}}}}})
+                     .status,
+             200);
+    QVERIFY(!client().createContext(QStringLiteral("plain"), prefix).isEmpty());
+}
+
+void tst_WorkspacesApi::workspaceOutputCapTruncatesExecutions()
+{
+    QCOMPARE(client().post(QStringLiteral("/v1/workspaces"),
+                           {{QStringLiteral("name"), QStringLiteral("terse")},
+                            {QStringLiteral("settings"),
+                             QJsonObject{{QStringLiteral("limits"),
+                                          QJsonObject{{QStringLiteral("output_bytes"), 100}}}}}})
+                     .status,
+             201);
+    const QString prefix = QStringLiteral("/v1/workspaces/terse");
+    const QString id = client().createContext(QStringLiteral("plain"), prefix);
+    QVERIFY(!id.isEmpty());
+    const QJsonObject run = client().runAndWait(id, QString(300, QLatin1Char('x')), {}, prefix);
+    QCOMPARE(run.value(QStringLiteral("stdout")).toString(), QString(100, QLatin1Char('x')));
+    QJsonObject truncated;
+    for (const QJsonValue &event : run.value(QStringLiteral("events")).toArray()) {
+        if (event.toObject().value(QStringLiteral("type")) == QLatin1String("truncated"))
+            truncated = event.toObject();
+    }
+    QCOMPARE(truncated.value(QStringLiteral("limit")).toString(), QStringLiteral("output_bytes"));
+    QCOMPARE(truncated.value(QStringLiteral("limit_value")).toInteger(), 100);
+}
+
+void tst_WorkspacesApi::serverDefaultsApplyToEveryWorkspace()
+{
+    ServerProcess tight;
+    QVERIFY2(tight.start({QStringLiteral("--plugin-path"), QStringLiteral(REPLHOST_TEST_FIXTURE_PLUGIN_DIR),
+                          QStringLiteral("--workspace-defaults"),
+                          QStringLiteral(R"({"limits":{"max_contexts":1,"output_bytes":4096}})"),
+                          QStringLiteral("--max-output"), QStringLiteral("2K")}),
+             qPrintable(tight.error()));
+    ApiClient api(tight.port(), tight.token());
+    const QJsonObject limits = api.get(QStringLiteral("/v1/workspaces/default")).object()
+                                       .value(QStringLiteral("settings")).toObject()
+                                       .value(QStringLiteral("limits")).toObject();
+    QCOMPARE(limits.value(QStringLiteral("max_contexts")).toInt(), 1);
+    QCOMPARE(limits.value(QStringLiteral("output_bytes")).toInteger(), 2048);  // --max-output wins
+    QVERIFY(!api.createContext(QStringLiteral("plain")).isEmpty());
+    QCOMPARE(api.post(QStringLiteral("/v1/contexts"), {{QStringLiteral("language"), QStringLiteral("plain")}})
+                     .status,
+             409);
+
+    // Bad defaults stop the server at start-up, naming the field.
+    const auto bad = ServerProcess::runOnce({QStringLiteral("--workspace-defaults"),
+                                             QStringLiteral(R"({"limits":{"timeout_ms":"soon"}})")});
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains("limits.timeout_ms"), bad.err.constData());
+    QCOMPARE(ServerProcess::runOnce({QStringLiteral("--workspace-defaults"), QStringLiteral("[]")}).exitCode, 2);
 }
 
 QTEST_GUILESS_MAIN(tst_WorkspacesApi)

@@ -54,7 +54,15 @@ QString InstalledApp::checkServerRunsPythonAndBash(const QString &scratchDir) co
     // Plugins are found relative to the executable: every loaded one lies inside the tree.
     const QString treePlugins = QFileInfo(QDir(m_prefix).filePath(QStringLiteral("lib/replhost/plugins")))
                                         .canonicalFilePath();
-    const QJsonArray plugins = api.get(QStringLiteral("/v1/info")).object().value(QLatin1String("plugins")).toArray();
+    const QJsonObject info = api.get(QStringLiteral("/v1/info")).object();
+    const QJsonArray plugins = info.value(QLatin1String("plugins")).toArray();
+    // The confinement launcher is found relative to the executable too: with it, CPU time is
+    // always held by an rlimit; without it, no limit is enforced.
+    const QJsonObject cpu = info.value(QLatin1String("worker_limits")).toObject()
+                                    .value(QLatin1String("cpu_seconds")).toObject();
+    if (cpu.value(QLatin1String("mechanism")).toString() != QLatin1String("rlimit"))
+        return QStringLiteral("the tree's replhost-confine was not found: %1")
+                .arg(QString::fromUtf8(QJsonDocument(cpu).toJson(QJsonDocument::Compact)));
     QStringList loaded;
     for (const QJsonValue &value : plugins) {
         const QJsonObject plugin = value.toObject();

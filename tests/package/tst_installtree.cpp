@@ -47,6 +47,7 @@ private slots:
         for (const char *language : {"python", "bash", "javascript", "perl", "java", "go"})
             QTest::newRow(language) << QStringLiteral("lib/replhost/plugins/replhost-%1.so").arg(QLatin1String(language));
         QTest::newRow("go worker beside the plugins") << "lib/replhost/plugins/replhost-go-worker";
+        QTest::newRow("confinement launcher") << "libexec/replhost/replhost-confine";
         QTest::newRow("sdk library") << "lib/libreplhost-sdk.so.1";
         QTest::newRow("sdk header") << "include/replhost/sdk/languagehandler.h";
         QTest::newRow("sdk cmake package") << "lib/cmake/ReplHostSdk/ReplHostSdkConfig.cmake";

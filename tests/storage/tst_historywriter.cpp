@@ -58,6 +58,7 @@ private slots:
     void failedInsertInABatchUsesUpNoSeq();
     void finishStillLandsWhenItsInsertFails();
     void eventJsonCanBeMadeOnTheWriterThread();
+    void queuedEventsStayWithinTheBound();
     void openFailsForAnUnusablePath();
 
 private:
@@ -98,6 +99,43 @@ void TstHistoryWriter::addContext(const QString &id)
     c.createdAt = 1;
     c.lastUsedAt = 1;
     QVERIFY_OK(m_store->insertContext(c));
+}
+
+void TstHistoryWriter::queuedEventsStayWithinTheBound()
+{
+    // An interval far beyond the test's length: only the bound makes the writer commit early.
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    // 64 MiB of events, four times the bound: each append waits until the writer made room.
+    constexpr int kEvents = 64;
+    constexpr qint64 kEventBytes = 1024 * 1024;
+    const QByteArray text(kEventBytes - 16, 'x');
+    qint64 mostHeld = 0;
+    for (int i = 0; i < kEvents; ++i) {
+        w.appendEvent(QStringLiteral("e1"), i,
+                      [text] { return QByteArray("{\"t\":\"") + text + "\"}"; }, kEventBytes);
+        mostHeld = std::max(mostHeld, w.heldBytes());
+    }
+    QVERIFY2(mostHeld <= HistoryWriter::kMaxHeldBytes,
+             qPrintable(QStringLiteral("held %1 bytes").arg(mostHeld)));
+    w.flush();
+    QCOMPARE(w.heldBytes(), 0);
+    auto events = m_store->events(QStringLiteral("e1"));
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), kEvents);
+    QCOMPARE(events->last().seq, kEvents - 1);
+    QCOMPARE(events->last().json.size(), kEventBytes - 16 + 8);
+    QCOMPARE(w.failedWrites(), 0);
+
+    // One event larger than the bound is written too, on its own.
+    w.appendEvent(QStringLiteral("e1"), kEvents, [] { return QByteArray("{}"); },
+                  2 * HistoryWriter::kMaxHeldBytes);
+    w.flush();
+    auto range = m_store->events(QStringLiteral("e1"), kEvents, kEvents + 1);
+    QVERIFY_OK(range);
+    QCOMPARE(range->size(), 1);
 }
 
 void TstHistoryWriter::writerFlushPersistsInOrder()

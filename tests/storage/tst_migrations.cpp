@@ -46,6 +46,13 @@ INSERT INTO contexts (id, workspace_id, language, name, cwd, execution_count, cr
 )sql");
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
+    if (version >= 3) {
+        const QString error = raw.exec(R"sql(
+INSERT INTO workspaces (id, name, directory, created_at, settings)
+    VALUES ('w2', 'limited', '/l', 7, '{"limits":{"max_contexts":2}}');
+)sql");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
 }
 
 // What seedAtVersion(version) wrote, read back through the current API.
@@ -57,6 +64,8 @@ void verifySeed(Store &store, int version)
     QVERIFY_OK(ws);
     QVERIFY(ws->has_value());
     QCOMPARE((*ws)->id, QStringLiteral("w1"));
+    // Workspaces from before schema 3 have no settings of their own: the server's defaults.
+    QCOMPARE((*ws)->settings, QStringLiteral("{}"));
     auto ctx = store.context(QStringLiteral("c1"));
     QVERIFY_OK(ctx);
     QVERIFY(ctx->has_value());
@@ -85,6 +94,12 @@ void verifySeed(Store &store, int version)
     QCOMPARE((*durable)->restorePolicy, RestorePolicy::Fresh);
     QCOMPARE((*durable)->replayBaseCount, 2);
     QCOMPARE((*durable)->replayBaseCwd, QStringLiteral("/w"));
+    if (version < 3)
+        return;
+    auto limited = store.workspaceByName(QStringLiteral("limited"));
+    QVERIFY_OK(limited);
+    QVERIFY(limited->has_value());
+    QCOMPARE((*limited)->settings, QStringLiteral(R"({"limits":{"max_contexts":2}})"));
 }
 
 // The schema as SQLite records it, to compare an upgraded file with a fresh one.

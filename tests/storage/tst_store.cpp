@@ -39,6 +39,10 @@ private slots:
     void workspacesAreListedOldestFirst();
     void workspaceDeleteCascadesToContextsEnvAndHistory();
     void deletingUnknownRowsIsNotFound();
+    void workspaceSettingsRoundTrip();
+    void workspaceSettingsMustBeAJsonObject_data();
+    void workspaceSettingsMustBeAJsonObject();
+    void settingsOfUnknownWorkspaceIsNotFound();
 
     void unsetIsDistinctFromAbsent();
     void setAndUnsetReplaceEachOther();
@@ -341,6 +345,60 @@ void TstStore::createdWorkspaceIsFoundByNameAndId()
     auto missing = m_store->workspaceByName(QStringLiteral("nope"));
     QVERIFY_OK(missing);
     QVERIFY(!missing->has_value());
+}
+
+void TstStore::workspaceSettingsRoundTrip()
+{
+    // A new workspace has no settings of its own.
+    QCOMPARE(m_workspace.settings, QStringLiteral("{}"));
+    const QString given = QStringLiteral(R"({"limits":{"max_contexts":3}})");
+    auto created = m_store->createWorkspace(QStringLiteral("limited"), QStringLiteral("/w/l"), given);
+    QVERIFY_OK(created);
+    QCOMPARE(created->settings, given);
+    auto byName = m_store->workspaceByName(QStringLiteral("limited"));
+    QVERIFY_OK(byName);
+    QCOMPARE((*byName)->settings, given);
+
+    const QString changed = QStringLiteral(R"({"network":false})");
+    QVERIFY_OK(m_store->setWorkspaceSettings(created->id, changed));
+    auto byId = m_store->workspaceById(created->id);
+    QVERIFY_OK(byId);
+    QCOMPARE((*byId)->settings, changed);
+    // Only that workspace changed.
+    auto listed = m_store->workspaces();
+    QVERIFY_OK(listed);
+    QCOMPARE(listed->size(), 2);
+    QCOMPARE(listed->at(0).settings, QStringLiteral("{}"));
+    QCOMPARE(listed->at(1).settings, changed);
+}
+
+void TstStore::workspaceSettingsMustBeAJsonObject_data()
+{
+    QTest::addColumn<QString>("settings");
+    QTest::newRow("not json") << "{limits:";
+    QTest::newRow("array") << "[]";
+    QTest::newRow("number") << "3";
+    QTest::newRow("empty") << "";
+}
+
+void TstStore::workspaceSettingsMustBeAJsonObject()
+{
+    QFETCH(QString, settings);
+    QVERIFY_ERROR(m_store->createWorkspace(QStringLiteral("bad"), QStringLiteral("/w/b"), settings),
+                  "storage");
+    auto none = m_store->workspaceByName(QStringLiteral("bad"));
+    QVERIFY_OK(none);
+    QVERIFY(!none->has_value());
+    QVERIFY_ERROR(m_store->setWorkspaceSettings(m_workspace.id, settings), "storage");
+    auto kept = m_store->workspaceById(m_workspace.id);
+    QVERIFY_OK(kept);
+    QCOMPARE((*kept)->settings, QStringLiteral("{}"));
+}
+
+void TstStore::settingsOfUnknownWorkspaceIsNotFound()
+{
+    QVERIFY_ERROR(m_store->setWorkspaceSettings(QStringLiteral("nope"), QStringLiteral("{}")),
+                  "not_found");
 }
 
 void TstStore::workspaceNamesAreUnique()

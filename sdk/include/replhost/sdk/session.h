@@ -53,7 +53,23 @@ struct SessionOptions {
     QString contextId;
     QString workingDirectory;            // absolute; the context's initial cwd
     QMap<QString, QString> environment;  // full environment of the worker (base + env layers)
-    QJsonObject settings;                // per-language settings from the host's configuration
+    // Per-language settings from the host's configuration, plus the host's "confinement" for
+    // this worker. Handlers read their own keys and pass the whole object on unchanged to
+    // WorkerProcess, which applies the confinement; a handler never sets or edits it.
+    //
+    // "confinement" (absent or {} = run the worker as is):
+    //   { "launcher": "/abs/path/replhost-confine",   // required when anything below is present
+    //     "limits": { "memory_bytes": N,     // address space (RLIMIT_AS) of each process
+    //                 "cpu_seconds": N,      // CPU time of each process over its life
+    //                 "processes": N,        // RLIMIT_NPROC: per user, and not for root
+    //                 "file_size_bytes": N }, // largest file a process may write
+    //     "cgroups": [ "/sys/fs/cgroup/.../cgroup.procs", ... ], // made by the host, joined
+    //     "sandbox": { ... } }                // bubblewrap isolation (docs/plugin-sdk.md)
+    // Limits of 0 or absent are none. The launcher applies them before it execs the worker, so
+    // they hold for the worker and everything it starts. A limit that ends the worker ends its
+    // run with an Error "LimitExceeded" naming the limit (see WorkerProcess). Bad values make
+    // start() fail with a message naming the field.
+    QJsonObject settings;
 };
 
 // One live interpreter for one context.

@@ -36,17 +36,28 @@ struct WorkerSpec {
 // before them. So no output of a run ever arrives after its Done event. Interrupts follow the
 // ladder of protocol §7.
 //
+// Under a confinement (SessionOptions::settings["confinement"], see session.h) the worker is
+// started through the replhost-confine launcher, which applies the limits and joins the cgroups
+// before it execs the worker in place (same pid, same process group). A run during which the
+// worker's cgroup refused to create processes ends with a stderr Stream event, before its Done,
+// naming the process limit. A confinement that cannot be applied (bad settings, launcher
+// missing or failing) is a start failure with the launcher's message.
+//
 // Stream events carry the id of the execution that wrote them from its "started" until its
 // final mark. For a driver that declares "implicit_started" (protocol §4), the run counts as
 // started once execute() has written the request, and the Started event is made here, emitted
-// from the event loop (never inside execute()) and before any other event of the run. Anything
-// else (output of background jobs, of the driver before its hello) has an
-// empty execution id. Sync marks and the "mark" field never reach the host.
+// from the event loop (never inside execute()), before any other event of the run and at the
+// latest 1 ms after execute(). Anything else (output of background jobs, of the driver before its
+// hello) has an empty execution id. Sync marks and the "mark" field never reach the host.
 //
 // Failures are reported in the run they hit, then through the session's signals:
 //   - the worker exits during a run: Error "WorkerDied" (evalue "exited with code N" or "killed
 //     by signal N (SIGNAME)", traceback: its last 50 stderr lines), then Done status "error"
 //     with state_lost; then terminated(false, ...);
+//   - the worker is ended by a limit of its confinement (session.h): Error "LimitExceeded"
+//     whose evalue names the limit and its value ("CPU time limit of 2 s reached: the
+//     interpreter was killed by signal 24 (SIGXCPU)") and whose fields "limit" and
+//     "limit_value" carry the limit's key and value; otherwise as for WorkerDied;
 //   - an interrupt that does not stop the run (protocol §7): Error "WorkerKilled", Done status
 //     "interrupted" with state_lost; then terminated(false, ...);
 //   - a malformed frame: the worker is killed; Error "ProtocolError", Done status "error" with

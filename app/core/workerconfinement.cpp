@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workerconfinement.h"
+
+#include "cgroupmanager.h"
+#include "pluginregistry.h"
+
+#include <replhost/sdk/languagehandler.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QLoggingCategory>
+
+#include <unistd.h>
+
+namespace replhost::core {
+
+Q_LOGGING_CATEGORY(lcConfinement, "replhost.confinement")
+
+namespace {
+
+const QString kLimits = QStringLiteral("limits");
+const QString kMemory = QStringLiteral("memory_bytes");
+const QString kProcesses = QStringLiteral("processes");
+const QString kConfinement = QStringLiteral("confinement");
+
+QJsonObject mechanism(const QString &name, const QString &note = {})
+{
+    QJsonObject entry{{QStringLiteral("mechanism"), name}};
+    if (!note.isEmpty())
+        entry.insert(QStringLiteral("note"), note);
+    return entry;
+}
+
+} // namespace
+
+QJsonObject WorkerConfinement::forWorkspace(const WorkspaceSettings &settings,
+                                            const QString &workspaceDir, const QString &contextId)
+{
+    Q_UNUSED(workspaceDir)
+    Q_UNUSED(contextId)
+    const WorkspaceSettings::Limits &l = settings.limits;
+    QJsonObject limits;
+    const std::pair<QString, qint64> values[] = {
+            {kMemory, l.memoryBytes},
+            {QStringLiteral("cpu_seconds"), l.cpuSeconds},
+            {kProcesses, l.processes},
+            {QStringLiteral("file_size_bytes"), l.fileSizeBytes}};
+    for (const auto &[key, value] : values)
+        if (value > 0)
+            limits.insert(key, value);
+    if (limits.isEmpty() && settings.isolation != WorkspaceSettings::Isolation::Sandbox)
+        return {};
+    QJsonObject confinement{{QStringLiteral("launcher"), launcher()}};
+    if (!limits.isEmpty())
+        confinement.insert(kLimits, limits);
+    return confinement;
+}
+
+QString WorkerConfinement::launcher()
+{
+    static const QString path = QDir::cleanPath(QCoreApplication::applicationDirPath()
+                                                + QStringLiteral("/../libexec/replhost/"
+                                                                 "replhost-confine"));
+    return path;
+}
+
+std::unique_ptr<sdk::Session> WorkerConfinement::createSession(const PluginEntry &plugin,
+                                                               sdk::SessionOptions options)
+{
+    return createSession(plugin, std::move(options), CgroupManager::forThisProcess());
+}
+
+std::unique_ptr<sdk::Session> WorkerConfinement::createSession(const PluginEntry &plugin,
+                                                               sdk::SessionOptions options,
+                                                               CgroupManager &cgroups)
+{
+    std::unique_ptr<WorkerCgroup> cgroup;
+    QJsonObject confinement = options.settings.value(kConfinement).toObject();
+    QJsonObject limits = confinement.value(kLimits).toObject();
+    const qint64 memory = limits.value(kMemory).toInteger();
+    const qint64 processes = limits.value(kProcesses).toInteger();
+    if (memory > 0 || processes > 0) {
+        auto placed = cgroups.create(memory, processes);
+        if (!placed) {
+            qCWarning(lcConfinement) << "worker limits stay rlimits:" << placed.error().message;
+        } else if (placed->cgroup) {
+            if (placed->memoryPlaced)
+                limits.remove(kMemory);
+            if (placed->processesPlaced)
+                limits.remove(kProcesses);
+            confinement.insert(kLimits, limits);
+            QJsonArray procs = confinement.value(QStringLiteral("cgroups")).toArray();
+            for (const QString &file : placed->cgroup->procsFiles())
+                procs.append(file);
+            confinement.insert(QStringLiteral("cgroups"), procs);
+            options.settings.insert(kConfinement, confinement);
+            cgroup = std::move(placed->cgroup);
+        }
+    }
+    std::unique_ptr<sdk::Session> session = plugin.handler->createSession(plugin.runtime, options);
+    // Deleted with the session, after the session has killed and reaped its worker.
+    if (cgroup)
+        cgroup.release()->setParent(session.get());
+    return session;
+}
+
+QJsonObject WorkerConfinement::enforcement()
+{
+    return enforcement(CgroupManager::forThisProcess());
+}
+
+QJsonObject WorkerConfinement::enforcement(const CgroupManager &cgroups)
+{
+    if (!QFileInfo(launcher()).isExecutable()) {
+        const QJsonObject missing = mechanism(
+                QStringLiteral("not enforced"),
+                QStringLiteral("%1 is missing: workers with limits fail to start; reinstall "
+                               "replhost")
+                        .arg(launcher()));
+        return {{kMemory, missing}, {QStringLiteral("cpu_seconds"), missing},
+                {kProcesses, missing}, {QStringLiteral("file_size_bytes"), missing}};
+    }
+    QJsonObject result;
+    const CgroupManager::Controller &memory = cgroups.memory();
+    result.insert(kMemory,
+                  memory.version != CgroupManager::Version::None
+                          ? mechanism(CgroupManager::versionName(memory.version),
+                                      QStringLiteral("one cgroup per worker: the worker and "
+                                                     "everything it starts, together"))
+                          : mechanism(QStringLiteral("rlimit"),
+                                      QStringLiteral("address space of each process "
+                                                     "(RLIMIT_AS), since no memory cgroup can "
+                                                     "be made: %1. The JVM and Go reserve far "
+                                                     "more than they use and fail to start "
+                                                     "under a low value")
+                                              .arg(memory.reason)));
+    const CgroupManager::Controller &pids = cgroups.pids();
+    if (pids.version != CgroupManager::Version::None)
+        result.insert(kProcesses, mechanism(CgroupManager::versionName(pids.version),
+                                            QStringLiteral("one cgroup per worker; threads "
+                                                           "count as processes")));
+    else if (::geteuid() == 0)
+        result.insert(kProcesses,
+                      mechanism(QStringLiteral("not enforced"),
+                                QStringLiteral("the server runs as root, which RLIMIT_NPROC "
+                                               "does not limit, and no pids cgroup can be "
+                                               "made: %1")
+                                        .arg(pids.reason)));
+    else
+        result.insert(kProcesses,
+                      mechanism(QStringLiteral("rlimit"),
+                                QStringLiteral("RLIMIT_NPROC counts every process and thread "
+                                               "of the user, not of the worker, since no pids "
+                                               "cgroup can be made: %1")
+                                        .arg(pids.reason)));
+    result.insert(QStringLiteral("cpu_seconds"),
+                  mechanism(QStringLiteral("rlimit"),
+                            QStringLiteral("CPU time of each process over its life "
+                                           "(RLIMIT_CPU), not per execution")));
+    result.insert(QStringLiteral("file_size_bytes"),
+                  mechanism(QStringLiteral("rlimit"),
+                            QStringLiteral("largest file each process may write "
+                                           "(RLIMIT_FSIZE)")));
+    return result;
+}
+
+QJsonObject WorkerConfinement::sandbox(const WorkspaceSettings &settings,
+                                       const QString &workspaceDir, const SandboxSupport &support)
+{
+    if (settings.isolation != WorkspaceSettings::Isolation::Sandbox)
+        return {};
+    return {{QStringLiteral("bwrap"),
+             support.bwrap().isEmpty() ? QStringLiteral("bwrap") : support.bwrap()},
+            {QStringLiteral("root"), workspaceDir},
+            {QStringLiteral("network"), settings.network},
+            {QStringLiteral("hidden"), QJsonArray::fromStringList(support.hidden())}};
+}
+
+Result<void> WorkerConfinement::sandboxRefusal(const WorkspaceSettings &settings,
+                                               const SandboxSupport &support)
+{
+    if (settings.isolation != WorkspaceSettings::Isolation::Sandbox || support.available())
+        return {};
+    return makeError(QStringLiteral("unavailable"),
+                     QStringLiteral("this workspace runs its contexts in a sandbox, and sandboxes "
+                                    "are unavailable: %1")
+                         .arg(support.reason()));
+}
+
+} // namespace replhost::core

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <replhost/sdk/result.h>
+
+#include <QJsonObject>
+#include <QString>
+
+namespace replhost::core {
+
+// What a workspace allows its contexts and workers: the limits of issue "Limits", the isolation
+// of its workers and whether they reach the network. The JSON form (docs/http-api.md):
+//
+//   {"limits": {"max_contexts": 64, "timeout_ms": 0, "output_bytes": 16777216,
+//               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0},
+//    "isolation": "none" | "sandbox", "network": true}
+//
+// A limit of 0 means "no limit". A workspace stores only the fields it sets (its overrides);
+// the others take the server-wide defaults (EngineConfig::workspaceDefaults), so an
+// administrator who tightens a default tightens every workspace that did not choose otherwise.
+//
+// Where each is enforced: max_contexts, timeout_ms and output_bytes by the engine
+// (ContextManager, Context); the rest by the worker's launcher, through the confinement the host
+// hands to WorkerProcess (WorkerConfinement). A change applies to what starts after it: contexts
+// created, executions started and workers spawned later; running workers keep theirs.
+//
+// A plain value: copy freely, any thread.
+struct WorkspaceSettings {
+    enum class Isolation { None, Sandbox };
+
+    struct Limits {
+        int maxContexts = 64;                  // contexts in the workspace
+        int timeoutMs = 0;                     // default and longest time of one execution
+        qint64 outputBytes = 16 * 1024 * 1024; // output kept per execution; the rest is dropped
+        qint64 memoryBytes = 0;                // address space of a worker (RLIMIT_AS)
+        qint64 cpuSeconds = 0;                 // CPU time of a worker (RLIMIT_CPU)
+        qint64 processes = 0;                  // processes of a worker (RLIMIT_NPROC / pids)
+        qint64 fileSizeBytes = 0;              // largest file a worker writes (RLIMIT_FSIZE)
+
+        bool operator==(const Limits &) const = default;
+    };
+
+    Limits limits;
+    Isolation isolation = Isolation::None;
+    bool network = true;
+
+    // `defaults` with the fields of `json` applied over them (a JSON null keeps the default).
+    // Every field is checked; unknown fields are refused, so a misspelt limit is not silently
+    // ignored. Error "bad_request" whose message names the field ("limits.timeout_ms") and
+    // what it accepts.
+    static Result<WorkspaceSettings> fromJson(const QJsonObject &json,
+                                              const WorkspaceSettings &defaults);
+    // Every field, effective values included.
+    QJsonObject toJson() const;
+
+    // A workspace's overrides after a change, by JSON Merge Patch (RFC 7396): fields of `patch`
+    // replace those of `overrides`, objects merge field by field, and null removes a field (so
+    // it takes the server default again). The result is not validated: pass it to fromJson().
+    static QJsonObject mergePatch(const QJsonObject &overrides, const QJsonObject &patch);
+
+    // The timeout of an execution that asked for `requestedMs` (0: none asked). A request may
+    // ask for less than limits.timeoutMs, never more: no request or a longer one gets the limit.
+    int effectiveTimeoutMs(int requestedMs) const;
+
+    static QString isolationName(Isolation isolation);
+
+    bool operator==(const WorkspaceSettings &) const = default;
+};
+
+} // namespace replhost::core

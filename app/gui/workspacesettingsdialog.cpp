@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workspacesettingsdialog.h"
+
+#include "core/engine.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QJsonObject>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <climits>
+
+namespace replhost::gui {
+
+namespace {
+
+// One row per limit, in the order of the JSON form. Byte counts exceed an int, so they use a
+// QDoubleSpinBox without decimals (exact up to 2^53, beyond every limit's range).
+struct LimitRow {
+    const char *name;
+    const char *label;
+    const char *suffix;
+    bool bytes;
+};
+
+const LimitRow kRows[] = {
+    {"max_contexts", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Contexts:"), "", false},
+    {"timeout_ms", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Time per execution:"), " ms", false},
+    {"output_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Output per execution:"), " bytes", true},
+    {"memory_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker memory:"), " bytes", true},
+    {"cpu_seconds", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker CPU time:"), " s", false},
+    {"processes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker processes:"), "", false},
+    {"file_size_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Largest file:"), " bytes", true},
+};
+
+qint64 valueOf(const QAbstractSpinBox *box)
+{
+    if (const auto *ints = qobject_cast<const QSpinBox *>(box))
+        return ints->value();
+    return qint64(static_cast<const QDoubleSpinBox *>(box)->value());
+}
+
+} // namespace
+
+WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QString &workspace,
+                                                 QWidget *parent)
+    : QDialog(parent)
+    , m_engine(engine)
+    , m_workspace(workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace)
+    , m_isolation(new QComboBox(this))
+    , m_network(new QCheckBox(tr("Workers may reach the network"), this))
+    , m_error(new QLabel(this))
+{
+    setWindowTitle(tr("Settings of Workspace %1").arg(m_workspace));
+    auto loaded = engine.workspaces().settings(m_workspace);
+    m_loaded = loaded ? *loaded : engine.workspaces().defaultSettings();
+
+    auto *form = new QFormLayout;
+    const QJsonObject limits = m_loaded.toJson().value(QLatin1String("limits")).toObject();
+    for (const LimitRow &row : kRows) {
+        const QString name = QLatin1String(row.name);
+        QAbstractSpinBox *box = nullptr;
+        if (row.bytes) {
+            auto *bytes = new QDoubleSpinBox(this);
+            bytes->setDecimals(0);
+            bytes->setRange(0, double(qint64(1) << 50));
+            bytes->setSingleStep(1024 * 1024);
+            bytes->setSuffix(QLatin1String(row.suffix));
+            bytes->setValue(double(limits.value(name).toInteger()));
+            box = bytes;
+        } else {
+            auto *ints = new QSpinBox(this);
+            ints->setRange(0, INT_MAX);
+            ints->setSuffix(QLatin1String(row.suffix));
+            ints->setValue(int(limits.value(name).toInteger()));
+            box = ints;
+        }
+        box->setObjectName(name);
+        box->setSpecialValueText(tr("no limit"));  // shown for 0, the minimum
+        box->setAccessibleName(tr(row.label));
+        form->addRow(tr(row.label), box);
+        m_limits.insert(name, box);
+    }
+    m_isolation->setObjectName(QStringLiteral("isolation"));
+    m_isolation->addItem(tr("None"), QStringLiteral("none"));
+    m_isolation->addItem(tr("Sandbox"), QStringLiteral("sandbox"));
+    m_isolation->setCurrentIndex(
+        m_loaded.isolation == core::WorkspaceSettings::Isolation::Sandbox ? 1 : 0);
+    form->addRow(tr("Isolation:"), m_isolation);
+    m_network->setObjectName(QStringLiteral("network"));
+    m_network->setChecked(m_loaded.network);
+    form->addRow(QString(), m_network);
+
+    auto *note = new QLabel(tr("Changes apply to contexts created, runs started and workers "
+                               "started after them; running workers keep their limits."),
+                            this);
+    note->setWordWrap(true);
+    m_error->setObjectName(QStringLiteral("error"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->setForegroundRole(QPalette::BrightText);
+    m_error->hide();
+    if (!loaded) {
+        m_error->setText(loaded.error().message);
+        m_error->show();
+    }
+
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    connect(buttons, &QDialogButtonBox::accepted, this, &WorkspaceSettingsDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(note);
+    layout->addWidget(m_error);
+    layout->addWidget(buttons);
+}
+
+Result<core::WorkspaceSettings> WorkspaceSettingsDialog::apply()
+{
+    // Only what changed, so a field the workspace leaves to the server's default keeps
+    // following it.
+    const QJsonObject before = m_loaded.toJson();
+    const QJsonObject beforeLimits = before.value(QLatin1String("limits")).toObject();
+    QJsonObject limits;
+    for (auto it = m_limits.cbegin(); it != m_limits.cend(); ++it) {
+        const qint64 value = valueOf(it.value());
+        if (value != beforeLimits.value(it.key()).toInteger())
+            limits.insert(it.key(), value);
+    }
+    QJsonObject patch;
+    if (!limits.isEmpty())
+        patch.insert(QStringLiteral("limits"), limits);
+    const QString isolation = m_isolation->currentData().toString();
+    if (isolation != before.value(QLatin1String("isolation")).toString())
+        patch.insert(QStringLiteral("isolation"), isolation);
+    if (m_network->isChecked() != m_loaded.network)
+        patch.insert(QStringLiteral("network"), m_network->isChecked());
+
+    auto changed = m_engine.workspaces().changeSettings(m_workspace, patch);
+    if (!changed) {
+        m_error->setText(changed.error().message);
+        m_error->show();
+        return changed;
+    }
+    m_loaded = *changed;
+    m_error->clear();
+    m_error->hide();
+    return changed;
+}
+
+QString WorkspaceSettingsDialog::errorText() const
+{
+    return m_error->text();
+}
+
+void WorkspaceSettingsDialog::accept()
+{
+    if (apply())
+        QDialog::accept();
+}
+
+} // namespace replhost::gui

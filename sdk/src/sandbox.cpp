@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sandbox.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+
+#include <algorithm>
+
+#include <unistd.h>
+
+namespace replhost::sdk {
+
+namespace {
+
+// Mounted read-only when they exist. On a merged-/usr system the top-level ones are symbolic
+// links into /usr and are recreated as the same links (bwrap's own advice), not bound.
+const char *const kSystemPaths[] = {"/usr", "/etc", "/opt", "/bin", "/sbin",
+                                    "/lib", "/lib32", "/lib64", "/libx32"};
+
+Error invalid(const QString &message)
+{
+    return makeError(QStringLiteral("bad_request"), message);
+}
+
+Result<QString> absolutePathField(const QJsonObject &object, const QString &name)
+{
+    const QJsonValue value = object.value(name);
+    if (!value.isString() || value.toString().isEmpty())
+        return invalid(QStringLiteral("confinement.sandbox.%1 must be a path").arg(name));
+    const QString path = value.toString();
+    if (!QDir::isAbsolutePath(path))
+        return invalid(QStringLiteral("confinement.sandbox.%1 must be an absolute path, not %2")
+                           .arg(name, path));
+    return QDir::cleanPath(path);
+}
+
+Result<QStringList> absolutePathList(const QJsonObject &object, const QString &name)
+{
+    const QJsonValue value = object.value(name);
+    if (!value.isUndefined() && !value.isArray())
+        return invalid(QStringLiteral("confinement.sandbox.%1 must be an array of absolute paths")
+                           .arg(name));
+    QStringList paths;
+    for (const QJsonValue &entry : value.toArray()) {
+        const QString path = entry.toString();
+        if (!entry.isString() || !QDir::isAbsolutePath(path))
+            return invalid(QStringLiteral("confinement.sandbox.%1 must hold absolute paths only, "
+                                          "not %2")
+                               .arg(name, entry.isString() ? path : QStringLiteral("a non-string")));
+        paths.append(QDir::cleanPath(path));
+    }
+    return paths;
+}
+
+bool isSameOrInside(const QString &path, const QString &dir)
+{
+    return path == dir || dir == QLatin1String("/")
+           || path.startsWith(dir + QLatin1Char('/'));
+}
+
+bool isSystemPath(const QString &path)
+{
+    for (const char *system : kSystemPaths)
+        if (isSameOrInside(path, QLatin1String(system)))
+            return true;
+    return false;
+}
+
+// Collects the read-only mounts an executable or an argument needs, without duplicates, and
+// never a path that would expose more than it should: "/", the system (already there), the
+// workspace (already writable), anything that contains the workspace or the home directory, and
+// anything inside or around a hidden path.
+class ReadOnlyMounts {
+public:
+    ReadOnlyMounts(QString root, QStringList hidden)
+        : m_root(std::move(root)), m_hidden(std::move(hidden))
+    {
+    }
+
+    // An executable: its installation prefix (the parent of the bin/ it is in, when that prefix
+    // has a lib/ beside bin/, as a version manager's or a virtual environment's has), else the
+    // file. Both the path as given and with symlinks resolved, since a virtual environment's
+    // python is a link to the base interpreter and needs both.
+    void addExecutable(const QString &path)
+    {
+        for (const QString &p : {QDir::cleanPath(path), QFileInfo(path).canonicalFilePath()}) {
+            if (p.isEmpty() || isSystemPath(p))
+                continue;
+            const QFileInfo dir(QFileInfo(p).absolutePath());
+            const QString prefix = dir.absolutePath();
+            if (dir.fileName() == QLatin1String("bin") && QFileInfo(prefix + "/lib").isDir()
+                && acceptable(prefix))
+                add(prefix);
+            else if (acceptable(p))
+                add(p);
+        }
+    }
+
+    // An existing file or directory named by an argument, as given and resolved.
+    void addPath(const QString &path)
+    {
+        const QFileInfo info(path);
+        if (!info.exists())
+            return;
+        for (const QString &p : {QDir::cleanPath(path), info.canonicalFilePath()})
+            if (!p.isEmpty() && !isSystemPath(p) && acceptable(p))
+                add(p);
+    }
+
+    const QStringList &paths() const { return m_paths; }
+
+private:
+    bool acceptable(const QString &path) const
+    {
+        if (path == QLatin1String("/") || isSameOrInside(m_root, path)
+            || isSameOrInside(QDir::homePath(), path))
+            return false;
+        return std::none_of(m_hidden.cbegin(), m_hidden.cend(), [&](const QString &hidden) {
+            return isSameOrInside(hidden, path) || isSameOrInside(path, hidden);
+        });
+    }
+    void add(const QString &path)
+    {
+        if (isSameOrInside(path, m_root) || m_paths.contains(path))
+            return;
+        m_paths.append(path);
+    }
+
+    QString m_root;
+    QStringList m_hidden;
+    QStringList m_paths;
+};
+
+// Absolute paths inside an argument: the argument itself, the value of `-Dname=/path`, and each
+// entry of a `:`-separated list such as a class path.
+QStringList pathsInArgument(const QString &argument)
+{
+    QString value = argument;
+    if (!value.startsWith(QLatin1Char('/'))) {
+        const qsizetype eq = value.indexOf(QLatin1Char('='));
+        if (eq < 0)
+            return {};
+        value = value.mid(eq + 1);
+    }
+    QStringList paths;
+    for (const QString &part : value.split(QLatin1Char(':'), Qt::SkipEmptyParts))
+        if (part.startsWith(QLatin1Char('/')))
+            paths.append(part);
+    return paths;
+}
+
+void addSystemMounts(QStringList &args)
+{
+    for (const char *system : kSystemPaths) {
+        const QString path = QLatin1String(system);
+        const QFileInfo info(path);
+        if (info.isSymLink()) {
+            // The link's own text (usually relative, "usr/bin"), not QFileInfo's absolute form.
+            const QByteArray name = QFile::encodeName(path);
+            char target[4096];
+            const ssize_t n = ::readlink(name.constData(), target, sizeof target);
+            if (n > 0)
+                args << QStringLiteral("--symlink") << QFile::decodeName(QByteArray(target, n))
+                     << path;
+        } else if (info.isDir()) {
+            args << QStringLiteral("--ro-bind") << path << path;
+        }
+    }
+}
+
+} // namespace
+
+Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox)
+{
+    SandboxPolicy policy;
+    const Result<QString> bwrap = absolutePathField(sandbox, QStringLiteral("bwrap"));
+    if (!bwrap)
+        return bwrap.error();
+    policy.bwrap = *bwrap;
+    const Result<QString> root = absolutePathField(sandbox, QStringLiteral("root"));
+    if (!root)
+        return root.error();
+    policy.root = *root;
+    const QJsonValue network = sandbox.value(QLatin1String("network"));
+    if (!network.isUndefined() && !network.isBool())
+        return invalid(QStringLiteral("confinement.sandbox.network must be true or false"));
+    policy.network = network.toBool(false);
+    for (const auto &[name, list] : {std::pair{QStringLiteral("read_only"), &policy.readOnly},
+                                     std::pair{QStringLiteral("hidden"), &policy.hidden}}) {
+        const Result<QStringList> paths = absolutePathList(sandbox, name);
+        if (!paths)
+            return paths.error();
+        *list = *paths;
+    }
+    return policy;
+}
+
+Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList &command,
+                                 const QString &workingDirectory)
+{
+    const QFileInfo bwrap(policy.bwrap);
+    if (!bwrap.isFile() || !bwrap.isExecutable())
+        return makeError(QStringLiteral("unavailable"),
+                         QStringLiteral("cannot start the worker in its sandbox: %1 is not an "
+                                        "executable file (install bubblewrap)")
+                             .arg(policy.bwrap));
+    if (!QFileInfo(policy.root).isDir())
+        return makeError(QStringLiteral("unavailable"),
+                         QStringLiteral("cannot start the worker in its sandbox: the workspace "
+                                        "directory %1 does not exist")
+                             .arg(policy.root));
+    for (const QString &path : policy.readOnly)
+        if (!QFileInfo::exists(path))
+            return makeError(QStringLiteral("unavailable"),
+                             QStringLiteral("cannot start the worker in its sandbox: the "
+                                            "read-only path %1 does not exist")
+                                 .arg(path));
+
+    ReadOnlyMounts mounts(policy.root, policy.hidden);
+    for (const QString &part : command)
+        for (const QString &path : pathsInArgument(part)) {
+            const QFileInfo info(path);
+            if (info.isFile() && info.isExecutable())
+                mounts.addExecutable(path);
+            else
+                mounts.addPath(path);
+        }
+
+    QStringList args;
+    addSystemMounts(args);
+    // The private file systems first: a workspace or a runtime under /tmp is mounted over them.
+    args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
+         << QStringLiteral("/dev") << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
+    if (policy.network) {
+        // Name resolution: /etc is there, but resolv.conf is often a link into /run.
+        const QString resolv = QFileInfo(QStringLiteral("/etc/resolv.conf")).canonicalFilePath();
+        if (!resolv.isEmpty() && !isSystemPath(resolv))
+            args << QStringLiteral("--ro-bind") << resolv << resolv;
+    }
+    QStringList readOnly = mounts.paths();
+    std::sort(readOnly.begin(), readOnly.end());  // a parent before what is inside it
+    for (const QString &path : readOnly)
+        args << QStringLiteral("--ro-bind") << path << path;
+    args << QStringLiteral("--bind") << policy.root << policy.root;
+    // After root, so that an explicit read-only path inside the workspace stays read-only.
+    for (const QString &path : policy.readOnly)
+        args << QStringLiteral("--ro-bind") << path << path;
+
+    const QString cwd = QDir::cleanPath(workingDirectory);
+    args << QStringLiteral("--chdir")
+         << (!workingDirectory.isEmpty() && isSameOrInside(cwd, policy.root) ? cwd
+                                                                             : policy.root);
+    args << QStringLiteral("--unshare-pid") << QStringLiteral("--unshare-ipc")
+         << QStringLiteral("--unshare-uts");
+    if (!policy.network)
+        args << QStringLiteral("--unshare-net");
+    args << QStringLiteral("--die-with-parent");
+    args << QStringLiteral("--setenv") << QStringLiteral("HOME") << policy.root
+         << QStringLiteral("--setenv") << QStringLiteral("TMPDIR") << QStringLiteral("/tmp")
+         << QStringLiteral("--unsetenv") << QStringLiteral("XDG_RUNTIME_DIR");
+    return QStringList{policy.bwrap} + args;
+}
+
+pid_t sandboxedProgramGroup(pid_t bwrapPid)
+{
+    // bwrap forks the namespace's init (pid 1 inside), which forks the program (pid 2).
+    pid_t pid = bwrapPid;
+    for (int generation = 0; generation < 2 && pid > 0; ++generation) {
+        QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
+        if (!children.open(QIODevice::ReadOnly))
+            return 0;
+        pid = pid_t(children.readAll().split(' ').value(0).trimmed().toLongLong());
+    }
+    if (pid <= 0)
+        return 0;
+    const pid_t group = ::getpgid(pid);
+    return group > 0 && group != ::getpgid(bwrapPid) ? group : 0;
+}
+
+} // namespace replhost::sdk

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "replhost/sdk/result.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <sys/types.h>
+
+namespace replhost::sdk {
+
+// The `sandbox` member of SessionOptions::settings["confinement"] (docs/plugin-sdk.md), checked.
+// Set by the host; every path is absolute.
+struct SandboxPolicy {
+    QString bwrap;          // the bwrap executable
+    QString root;           // the workspace directory: the only writable place, and the HOME
+    bool network = false;   // false: a network namespace with only a loopback of its own
+    QStringList readOnly;   // further paths mounted read-only at the same place
+    QStringList hidden;     // never visible, even inside a directory the command needs
+};
+
+// Reads a `confinement.sandbox` object. Errors ("bad_request") name the bad field:
+// bwrap or root missing, not a string or not absolute, network not a boolean, read_only or
+// hidden not an array of absolute paths.
+Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox);
+
+// bwrap and its options (the program first), to be followed by "--" and `command`:
+//
+//   bwrap <mounts and namespaces> -- command...
+//
+// `command` is what bwrap runs (in a confinement: `launcher --default-signals -- program args`,
+// since bwrap's monitor is started with INT and QUIT ignored and its child would inherit that);
+// its absolute paths decide what besides the system is mounted. The view from inside:
+// - read-only: the system directories (/usr, /etc, /opt, and /bin, /sbin, /lib* recreated as
+//   the links they are on a merged-/usr system); the installation prefix of every executable in
+//   `command` (the parent of its bin/ when a lib/ is beside it, symlinks followed and not, so a
+//   virtual environment and its base interpreter are both there), else the file; every other
+//   existing absolute path in `command` (drivers, jars, `-Dx=/path` values, class path entries);
+//   policy.readOnly. Never "/", the home directory, a parent of root or of a policy.hidden path
+//   (an installation prefix that holds one is narrowed to the executable itself).
+// - writable: root only. Private /tmp (tmpfs), /proc (of the new PID namespace) and /dev.
+// - the working directory if it lies inside root, else root; HOME is root, TMPDIR /tmp.
+// - new PID, IPC and UTS namespaces, and a network namespace with only its own loopback unless
+//   policy.network; killed when bwrap's monitor dies (--die-with-parent).
+// No --new-session: the worker has no controlling terminal (it was started with setsid and
+// stdin on /dev/null), and a session of its own would take it out of the process group that
+// interrupts are sent to.
+//
+// Reads the file system (lstat, readlink, realpath) to lay out the mounts. Fails
+// ("unavailable") when bwrap is not an executable file, root is not a directory, or a readOnly
+// path does not exist. Thread-safe.
+Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList &command,
+                                 const QString &workingDirectory);
+
+// The process group of the program bwrap runs (the worker), when it is not the group of bwrap
+// itself (`bwrapPid`, the worker's group as the host knows it); 0 when it is, or when there is
+// no such process. Needed for interrupts: inside the PID namespace the group's leader (bwrap,
+// outside) shows as pid 0, and an interactive bash then makes a group of its own, which a
+// signal to bwrap's group no longer reaches. Found through the children lists of /proc
+// (bwrap, then the namespace's init, then the worker), so the answer is for the moment asked.
+pid_t sandboxedProgramGroup(pid_t bwrapPid);
+
+} // namespace replhost::sdk

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// JsonText writes the same bytes as QJsonDocument's compact form for every kind of value, so the
+// documents the server writes by hand read exactly as those it used to build with QJsonObject.
+#include "core/jsontext.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace replhost;
+using replhost::core::JsonText;
+using sdk::Event;
+
+class tst_JsonText : public QObject {
+    Q_OBJECT
+
+private slots:
+    void valuesReadAsQJsonDocumentWritesThem_data();
+    void valuesReadAsQJsonDocumentWritesThem();
+    void eventsReadAsEventToJson_data();
+    void eventsReadAsEventToJson();
+    void backgroundEventHasNullExecutionId();
+};
+
+namespace {
+
+QByteArray qtCompact(const QJsonValue &value)
+{
+    // QJsonDocument holds only objects and arrays: wrap, then take the brackets off.
+    const QByteArray wrapped = QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact);
+    return wrapped.mid(1, wrapped.size() - 2);
+}
+
+} // namespace
+
+void tst_JsonText::valuesReadAsQJsonDocumentWritesThem_data()
+{
+    QTest::addColumn<QJsonValue>("value");
+    QTest::newRow("null") << QJsonValue(QJsonValue::Null);
+    QTest::newRow("true") << QJsonValue(true);
+    QTest::newRow("false") << QJsonValue(false);
+    QTest::newRow("zero") << QJsonValue(0);
+    QTest::newRow("negative integer") << QJsonValue(-42);
+    QTest::newRow("large integer") << QJsonValue(qint64(1) << 60);
+    QTest::newRow("integral double") << QJsonValue(2.0);
+    QTest::newRow("fraction") << QJsonValue(0.1);
+    QTest::newRow("small double") << QJsonValue(1.5e-300);
+    QTest::newRow("huge double") << QJsonValue(1e300);
+    QTest::newRow("infinity") << QJsonValue(std::numeric_limits<double>::infinity());
+    QTest::newRow("empty string") << QJsonValue(QString());
+    QTest::newRow("ascii") << QJsonValue(QStringLiteral("hello world"));
+    QTest::newRow("quotes and backslashes") << QJsonValue(QStringLiteral("say \"hi\" \\ bye /"));
+    QTest::newRow("named escapes") << QJsonValue(QStringLiteral("a\bb\fc\nd\re\tf"));
+    QTest::newRow("other control characters")
+            << QJsonValue(QString::fromUtf16(u"\u0001\u001f\u0000x\u007f"));
+    QTest::newRow("latin-1 and bmp") << QJsonValue(QString::fromUtf16(u"café ☃ 中文"));
+    QTest::newRow("astral pair") << QJsonValue(QString::fromUtf16(u"smile 😀 end"));
+    QTest::newRow("lone high surrogate") << QJsonValue(QString(QChar(0xd83d)) + QStringLiteral("x"));
+    QTest::newRow("lone low surrogate") << QJsonValue(QStringLiteral("x") + QChar(0xde00));
+    // Long strings are written in blocks of 4,096 units, four at a time where they can be.
+    QString acrossBlocks = QString(4095, QLatin1Char('a')) + QString::fromUtf16(u"😀") + QStringLiteral("\"\n")
+            + QString(3, QLatin1Char('b')) + QChar(0x1f) + QString(4100, QChar(0xe9));
+    QTest::newRow("pair across a block end") << QJsonValue(acrossBlocks);
+    QString everyKind;
+    for (int i = 0; i < 9000; ++i)
+        everyKind += QChar(char16_t(i % 7 == 0 ? 0x22 : i % 11 == 0 ? 0x5c : i % 13 == 0 ? 0x1 : 0x20 + i % 0x5f));
+    QTest::newRow("escapes scattered through 9,000 units") << QJsonValue(everyKind);
+    QTest::newRow("empty array") << QJsonValue(QJsonArray());
+    QTest::newRow("empty object") << QJsonValue(QJsonObject());
+    QTest::newRow("nested") << QJsonValue(QJsonObject{
+            {QStringLiteral("text/plain"), QStringLiteral("2")},
+            {QStringLiteral("list"), QJsonArray{1, QStringLiteral("two"), QJsonValue::Null,
+                                                QJsonObject{{QStringLiteral("k\n"), false}}}},
+            {QStringLiteral("ünï"), 3.25}});
+}
+
+void tst_JsonText::valuesReadAsQJsonDocumentWritesThem()
+{
+    QFETCH(QJsonValue, value);
+    QByteArray ours;
+    JsonText::appendValue(ours, value);
+    QCOMPARE(ours, qtCompact(value));
+}
+
+void tst_JsonText::eventsReadAsEventToJson_data()
+{
+    QTest::addColumn<Event>("event");
+    const QString id = QStringLiteral("exec-1");
+    QTest::newRow("started") << Event::started(id, 3);
+    QTest::newRow("stream") << Event::stream(id, QStringLiteral("stdout"), QStringLiteral("a \"b\"\n"));
+    QTest::newRow("result") << Event::result(id, 2, {{QStringLiteral("text/plain"), QStringLiteral("2")}});
+    QTest::newRow("error") << Event::error(id, QStringLiteral("NameError"), QStringLiteral("x"),
+                                           {QStringLiteral("line 1"), QStringLiteral("line 2")});
+    QTest::newRow("done") << Event::done(id, QStringLiteral("ok"), {{QStringLiteral("cwd"), QStringLiteral("/tmp")}});
+    QTest::newRow("other") << Event::other(id, QStringLiteral("truncated"), {{QStringLiteral("limit_bytes"), 1024}});
+}
+
+void tst_JsonText::eventsReadAsEventToJson()
+{
+    QFETCH(Event, event);
+    // Key order aside (the type and id come first), the same object.
+    const QByteArray ours = JsonText::event(event);
+    QJsonParseError error;
+    const QJsonDocument parsed = QJsonDocument::fromJson(ours, &error);
+    QVERIFY2(error.error == QJsonParseError::NoError, ours.constData());
+    QCOMPARE(parsed.object(), event.toJson());
+    QVERIFY(ours.startsWith("{\"type\":\"" + event.type.toUtf8() + "\",\"execution_id\":\"exec-1\""));
+}
+
+void tst_JsonText::backgroundEventHasNullExecutionId()
+{
+    const QByteArray json = JsonText::event(Event::stream({}, QStringLiteral("stderr"), QStringLiteral("x")));
+    QCOMPARE(QJsonDocument::fromJson(json).object().value(QStringLiteral("execution_id")),
+             QJsonValue(QJsonValue::Null));
+}
+
+QTEST_GUILESS_MAIN(tst_JsonText)
+#include "tst_jsontext.moc"

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// WorkspaceSettings as a value: its defaults, its JSON form, validation that names the bad
+// field, JSON Merge Patch, and the rule for an execution's timeout.
+#include "core/workspacesettings.h"
+
+#include <QJsonDocument>
+#include <QTest>
+
+#include <climits>
+
+using namespace replhost;
+using namespace replhost::core;
+
+namespace {
+
+QJsonObject parse(const char *json)
+{
+    return QJsonDocument::fromJson(QByteArray(json)).object();
+}
+
+} // namespace
+
+class WorkspaceSettingsTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void defaultsLimitNothingADesktopUserWouldNotice()
+    {
+        const WorkspaceSettings defaults;
+        QCOMPARE(defaults.limits.maxContexts, 64);
+        QCOMPARE(defaults.limits.timeoutMs, 0);
+        QCOMPARE(defaults.limits.outputBytes, qint64(16 * 1024 * 1024));
+        QCOMPARE(defaults.limits.memoryBytes, 0);
+        QCOMPARE(defaults.limits.cpuSeconds, 0);
+        QCOMPARE(defaults.limits.processes, 0);
+        QCOMPARE(defaults.limits.fileSizeBytes, 0);
+        QCOMPARE(defaults.isolation, WorkspaceSettings::Isolation::None);
+        QVERIFY(defaults.network);
+    }
+
+    void toJsonHasEveryField()
+    {
+        const QJsonObject json = WorkspaceSettings().toJson();
+        QCOMPARE(json, parse(R"({"limits": {"max_contexts": 64, "timeout_ms": 0,
+                                            "output_bytes": 16777216, "memory_bytes": 0,
+                                            "cpu_seconds": 0, "processes": 0,
+                                            "file_size_bytes": 0},
+                                 "isolation": "none", "network": true})"));
+    }
+
+    void fromJsonAppliesGivenFieldsOverTheDefaults()
+    {
+        WorkspaceSettings defaults;
+        defaults.limits.timeoutMs = 5000;
+        defaults.limits.processes = 100;
+        auto settings = WorkspaceSettings::fromJson(
+            parse(R"({"limits": {"max_contexts": 3, "memory_bytes": 1073741824,
+                                 "processes": null},
+                      "isolation": "sandbox", "network": false})"),
+            defaults);
+        QVERIFY2(settings, settings ? "" : qPrintable(settings.error().message));
+        QCOMPARE(settings->limits.maxContexts, 3);
+        QCOMPARE(settings->limits.memoryBytes, qint64(1) << 30);
+        QCOMPARE(settings->limits.timeoutMs, 5000);   // not given: the default
+        QCOMPARE(settings->limits.processes, 100);    // null: the default
+        QCOMPARE(settings->isolation, WorkspaceSettings::Isolation::Sandbox);
+        QVERIFY(!settings->network);
+    }
+
+    void toJsonAndFromJsonRoundTrip()
+    {
+        WorkspaceSettings original;
+        original.limits = {7, 1234, 99999, qint64(3) << 30, 60, 512, 1 << 20};
+        original.isolation = WorkspaceSettings::Isolation::Sandbox;
+        original.network = false;
+        auto back = WorkspaceSettings::fromJson(original.toJson(), WorkspaceSettings());
+        QVERIFY(back);
+        QVERIFY(*back == original);
+    }
+
+    void zeroMeansNoLimitForEveryLimit_data()
+    {
+        QTest::addColumn<QString>("field");
+        for (const char *field : {"max_contexts", "timeout_ms", "output_bytes", "memory_bytes",
+                                  "cpu_seconds", "processes", "file_size_bytes"})
+            QTest::newRow(field) << QString::fromLatin1(field);
+    }
+
+    void zeroMeansNoLimitForEveryLimit()
+    {
+        QFETCH(QString, field);
+        WorkspaceSettings defaults;
+        defaults.limits = {5, 5, 5, qint64(5) << 20, 5, 5, 5};
+        auto settings = WorkspaceSettings::fromJson(
+            QJsonObject{{QStringLiteral("limits"), QJsonObject{{field, 0}}}}, defaults);
+        QVERIFY(settings);
+        QCOMPARE(settings->toJson().value(QLatin1String("limits")).toObject().value(field).toInteger(),
+                 0);
+    }
+
+    void badSettingsAreRefusedNamingTheField_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("named");  // what the message must contain
+
+        QTest::newRow("negative") << R"({"limits": {"max_contexts": -1}})"
+                                  << "limits.max_contexts must be 0 (no limit) or an integer "
+                                     "from 1 to 100000";
+        QTest::newRow("fraction") << R"({"limits": {"timeout_ms": 1.5}})" << "limits.timeout_ms";
+        QTest::newRow("string") << R"({"limits": {"cpu_seconds": "60"}})" << "limits.cpu_seconds";
+        QTest::newRow("boolean") << R"({"limits": {"processes": true}})" << "limits.processes";
+        QTest::newRow("timer overflow") << R"({"limits": {"timeout_ms": 2147483648}})"
+                                        << "from 1 to 2147483647";
+        QTest::newRow("too little memory") << R"({"limits": {"memory_bytes": 4096}})"
+                                           << "limits.memory_bytes must be 0 (no limit) or an "
+                                              "integer from 1048576";
+        QTest::newRow("too many processes") << R"({"limits": {"processes": 10000000}})"
+                                            << "limits.processes";
+        QTest::newRow("huge file size") << R"({"limits": {"file_size_bytes": 1e300}})"
+                                        << "limits.file_size_bytes";
+        QTest::newRow("unknown limit") << R"({"limits": {"max_context": 3}})"
+                                       << "unknown settings field limits.max_context";
+        QTest::newRow("unknown field") << R"({"limit": {"max_contexts": 3}})"
+                                       << "unknown settings field limit";
+        QTest::newRow("limits not an object") << R"({"limits": 3})" << "limits must be an object";
+        QTest::newRow("unknown isolation") << R"({"isolation": "docker"})"
+                                           << "isolation must be \"none\" or \"sandbox\"";
+        QTest::newRow("network not a boolean") << R"({"network": "no"})"
+                                               << "network must be true or false";
+    }
+
+    void badSettingsAreRefusedNamingTheField()
+    {
+        QFETCH(QString, json);
+        QFETCH(QString, named);
+        const QJsonDocument document = QJsonDocument::fromJson(json.toUtf8());
+        QVERIFY(document.isObject());
+        auto settings = WorkspaceSettings::fromJson(document.object(), WorkspaceSettings());
+        QVERIFY(!settings);
+        QCOMPARE(settings.error().code, QStringLiteral("bad_request"));
+        QVERIFY2(settings.error().message.contains(named), qPrintable(settings.error().message));
+    }
+
+    void mergePatchReplacesMergesAndRemoves()
+    {
+        const QJsonObject overrides = parse(R"({"limits": {"max_contexts": 3, "timeout_ms": 100},
+                                               "network": false})");
+        const QJsonObject patch = parse(R"({"limits": {"timeout_ms": null, "processes": 10},
+                                           "network": null, "isolation": "sandbox"})");
+        QCOMPARE(WorkspaceSettings::mergePatch(overrides, patch),
+                 parse(R"({"limits": {"max_contexts": 3, "processes": 10},
+                           "isolation": "sandbox"})"));
+        // An empty patch changes nothing; nulls for absent fields remove nothing.
+        QCOMPARE(WorkspaceSettings::mergePatch(overrides, {}), overrides);
+        QCOMPARE(WorkspaceSettings::mergePatch({}, parse(R"({"limits": {"processes": null}})")),
+                 parse(R"({"limits": {}})"));
+    }
+
+    void timeoutMayBeShorterNeverLongerThanTheLimit_data()
+    {
+        QTest::addColumn<int>("limit");
+        QTest::addColumn<int>("requested");
+        QTest::addColumn<int>("effective");
+
+        QTest::newRow("no limit, none asked") << 0 << 0 << 0;
+        QTest::newRow("no limit, asked") << 0 << 700 << 700;
+        QTest::newRow("limit, none asked") << 1000 << 0 << 1000;
+        QTest::newRow("limit, shorter asked") << 1000 << 300 << 300;
+        QTest::newRow("limit, same asked") << 1000 << 1000 << 1000;
+        QTest::newRow("limit, longer asked") << 1000 << INT_MAX << 1000;
+    }
+
+    void timeoutMayBeShorterNeverLongerThanTheLimit()
+    {
+        QFETCH(int, limit);
+        QFETCH(int, requested);
+        QFETCH(int, effective);
+        WorkspaceSettings settings;
+        settings.limits.timeoutMs = limit;
+        QCOMPARE(settings.effectiveTimeoutMs(requested), effective);
+    }
+};
+
+QTEST_GUILESS_MAIN(WorkspaceSettingsTest)
+#include "tst_workspacesettings.moc"
