@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workspacesettingsdialog.h"
 
+#include "bytesizespinbox.h"
+
 #include "core/engine.h"
 
 #include <QCheckBox>
@@ -20,7 +22,7 @@ namespace replhost::gui {
 namespace {
 
 // One row per limit, in the order of the JSON form. Byte counts exceed an int, so they use a
-// QDoubleSpinBox without decimals (exact up to 2^53, beyond every limit's range).
+// ByteSizeSpinBox (a QDoubleSpinBox, exact up to 2^53, beyond every limit's range).
 struct LimitRow {
     const char *name;
     const char *label;
@@ -31,11 +33,11 @@ struct LimitRow {
 const LimitRow kRows[] = {
     {"max_contexts", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Contexts:"), "", false},
     {"timeout_ms", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Time per execution:"), " ms", false},
-    {"output_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Output per execution:"), " bytes", true},
-    {"memory_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker memory:"), " bytes", true},
+    {"output_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Output per execution:"), "", true},
+    {"memory_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker memory:"), "", true},
     {"cpu_seconds", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker CPU time:"), " s", false},
     {"processes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker processes:"), "", false},
-    {"file_size_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Largest file:"), " bytes", true},
+    {"file_size_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Largest file:"), "", true},
 };
 
 qint64 valueOf(const QAbstractSpinBox *box)
@@ -66,11 +68,8 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
         const QString name = QLatin1String(row.name);
         QAbstractSpinBox *box = nullptr;
         if (row.bytes) {
-            auto *bytes = new QDoubleSpinBox(this);
-            bytes->setDecimals(0);
+            auto *bytes = new ByteSizeSpinBox(this);
             bytes->setRange(0, double(qint64(1) << 50));
-            bytes->setSingleStep(1024 * 1024);
-            bytes->setSuffix(QLatin1String(row.suffix));
             bytes->setValue(double(limits.value(name).toInteger()));
             box = bytes;
         } else {

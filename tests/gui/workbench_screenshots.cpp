@@ -10,6 +10,7 @@
 #include "gui/pluginsdialog.h"
 #include "gui/serverpanel.h"
 #include "gui/workbenchwindow.h"
+#include "gui/workspacesettingsdialog.h"
 
 #include <QApplication>
 #include <QDir>
@@ -102,6 +103,13 @@ int main(int argc, char *argv[])
         dialog->move(screen.center() - dialog->rect().center());
         shoot(out, QStringLiteral("plugins"));
         dialog->close();
+    }
+
+    {
+        gui::WorkspaceSettingsDialog dialog(*engine, QStringLiteral("default"), window.get());
+        dialog.show();
+        dialog.move(screen.center() - dialog.rect().center());
+        shoot(out, QStringLiteral("workspace-settings"));
     }
 
     window->serverPanel()->start(0);
