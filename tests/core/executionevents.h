@@ -90,6 +90,29 @@ inline QString describe(const ExecutionPtr &execution)
     return lines.join(QLatin1Char('\n'));
 }
 
+// Submits a run; null, and a warning naming why, when the engine refuses it.
+inline ExecutionPtr startRun(ContextManager &contexts, const RunRequest &request)
+{
+    auto execution = contexts.run(request);
+    if (!execution) {
+        qWarning("run refused: %s: %s", qPrintable(execution.error().code),
+                 qPrintable(execution.error().message));
+        return nullptr;
+    }
+    return *execution;
+}
+
+// `execution` once it has ended; null, and a warning with its events, when it has not ended
+// within `timeoutMs`.
+inline ExecutionPtr waitForEnd(const ExecutionPtr &execution, int timeoutMs)
+{
+    if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, timeoutMs)) {
+        qWarning("the run did not finish: %s", qPrintable(describe(execution)));
+        return nullptr;
+    }
+    return execution;
+}
+
 } // namespace replhost::core::testing
 
 // QVERIFY with the execution's events as the explanation, built only when the check fails.

@@ -106,16 +106,7 @@ private:
         request.workspace = workspace;
         request.contextId = contextId;
         request.code = code;
-        auto execution = contexts().run(request);
-        if (!execution) {
-            qWarning("run refused: %s", qPrintable(execution.error().message));
-            return nullptr;
-        }
-        if (!QTest::qWaitFor([&] { return (*execution)->isFinished(); }, kRunTimeout)) {
-            qWarning("the run did not finish: %s", qPrintable(describe(*execution)));
-            return nullptr;
-        }
-        return *execution;
+        return waitForEnd(startRun(contexts(), request), kRunTimeout);
     }
 
     qint64 workerPid(const QString &workspace, const QString &contextId)

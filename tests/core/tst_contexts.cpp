@@ -167,16 +167,7 @@ private:
     }
 
     // Submits a run without waiting for it; null (and a warning) when it is refused.
-    ExecutionPtr start(RunRequest request)
-    {
-        auto execution = contexts().run(request);
-        if (!execution) {
-            qWarning("run refused: %s: %s", qPrintable(execution.error().code),
-                     qPrintable(execution.error().message));
-            return nullptr;
-        }
-        return *execution;
-    }
+    ExecutionPtr start(const RunRequest &request) { return startRun(contexts(), request); }
 
     ExecutionPtr start(const QString &contextId, const QString &code, RunRequest request = {})
     {
@@ -188,12 +179,7 @@ private:
     // Submits a run and waits for its Done event; null (and a warning) when it never ends.
     ExecutionPtr run(const QString &contextId, const QString &code, RunRequest request = {})
     {
-        ExecutionPtr execution = start(contextId, code, std::move(request));
-        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
-            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
-            return nullptr;
-        }
-        return execution;
+        return waitForEnd(start(contextId, code, std::move(request)), kRunTimeout);
     }
 
     ExecutionPtr runInLanguage(const QString &language, const QString &code)
@@ -201,12 +187,7 @@ private:
         RunRequest request;
         request.language = language;
         request.code = code;
-        ExecutionPtr execution = start(request);
-        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
-            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
-            return nullptr;
-        }
-        return execution;
+        return waitForEnd(start(request), kRunTimeout);
     }
 
     // Shared by the interrupt tests: `code` is interrupted after it started (and, when `ready`

@@ -103,23 +103,13 @@ private:
         RunRequest request;
         request.contextId = contextId;
         request.code = code;
-        auto execution = contexts().run(request);
-        if (!execution) {
-            qWarning("run refused: %s", qPrintable(execution.error().message));
-            return nullptr;
-        }
-        return *execution;
+        return startRun(contexts(), request);
     }
 
     // Runs and waits for the end; null (and a warning) when it never ends.
     ExecutionPtr run(const QString &contextId, const QString &code)
     {
-        ExecutionPtr execution = start(contextId, code);
-        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
-            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
-            return nullptr;
-        }
-        return execution;
+        return waitForEnd(start(contextId, code), kRunTimeout);
     }
 
     // Runs and requires status "ok".

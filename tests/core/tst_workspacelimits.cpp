@@ -67,24 +67,9 @@ private:
         return contexts().create(request);
     }
 
-    ExecutionPtr wait(const ExecutionPtr &execution)
-    {
-        if (execution && !QTest::qWaitFor([&] { return execution->isFinished(); }, kRunTimeout)) {
-            qWarning("the run did not finish: %s", qPrintable(describe(execution)));
-            return nullptr;
-        }
-        return execution;
-    }
+    ExecutionPtr wait(const ExecutionPtr &execution) { return waitForEnd(execution, kRunTimeout); }
 
-    ExecutionPtr start(RunRequest request)
-    {
-        auto execution = contexts().run(request);
-        if (!execution) {
-            qWarning("run refused: %s", qPrintable(execution.error().message));
-            return nullptr;
-        }
-        return *execution;
-    }
+    ExecutionPtr start(const RunRequest &request) { return startRun(contexts(), request); }
 
     ExecutionPtr run(const QString &workspace, const QString &contextId, const QString &code,
                      int timeoutMs = 0)
