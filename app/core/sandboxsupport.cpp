@@ -43,8 +43,10 @@ SandboxSupport SandboxSupport::probe(const QString &configuredBwrap, const QStri
         kTrialTimeoutMs);
     if (!trial) {
         support.m_reason = QStringLiteral("%1 is installed but cannot create a sandbox here (%2); "
-                                          "it needs user namespaces (kernel setting "
-                                          "kernel.unprivileged_userns_clone=1) or a setuid bwrap")
+                                          "as a user it needs user namespaces (kernel setting "
+                                          "kernel.unprivileged_userns_clone=1) or a setuid "
+                                          "bwrap, and as root a / that is a mount point (a "
+                                          "plain chroot has none)")
                                .arg(support.m_bwrap, trial.error().message);
         return support;
     }
