@@ -12,7 +12,8 @@
 //   - One goroutine reads requests and handles interrupt and shutdown at once, even while a
 //     cell runs; the main goroutine runs cells and answers everything else in order.
 //   - SIGINT is caught (Go would otherwise exit) and, like the interrupt request, cancels the
-//     running cell; while idle it is ignored.
+//     running cell; while idle it is ignored, and so is a SIGINT that trails an in-band
+//     interrupt of a cell that has already ended (it would otherwise cancel the next cell).
 package main
 
 import (
@@ -61,7 +62,15 @@ type driver struct {
 	runningID   string // the execute request running now, or ""
 	cancel      context.CancelFunc
 	interrupted bool
+	// The last in-band interrupt: its target and when it came. The host sends SIGINT right after
+	// each in-band interrupt, but the goroutine that receives signals may only run once that
+	// cell has ended and the next one has started: such a signal belongs to the in-band one.
+	inbandTarget string
+	inbandAt     time.Time
 }
+
+// signalGrace is how long after an in-band interrupt a SIGINT is taken as its companion.
+const signalGrace = 500 * time.Millisecond
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--version" {
@@ -117,7 +126,7 @@ func main() {
 
 	go func() {
 		for range signals {
-			d.interruptRunning("")
+			d.interruptBySignal()
 		}
 	}()
 	requests := make(chan *request, 16)
@@ -156,6 +165,9 @@ func (d *driver) readRequests(requests chan<- *request) {
 		}
 		switch req.Type {
 		case "interrupt":
+			d.mu.Lock()
+			d.inbandTarget, d.inbandAt = req.Target, time.Now()
+			d.mu.Unlock()
 			d.interruptRunning(req.Target)
 		case "shutdown":
 			d.t.send(event{"type": "shutdown_reply", "id": req.ID})
@@ -189,6 +201,18 @@ func (d *driver) dispatch(req *request) {
 		d.t.send(event{"type": "error_reply", "id": req.ID, "reason": "already initialized"})
 	default:
 		d.t.send(event{"type": "error_reply", "id": req.ID, "reason": "unknown request type"})
+	}
+}
+
+// interruptBySignal is SIGINT: it cancels the running cell, unless it is the late companion of an
+// in-band interrupt of a cell that has already ended (see driver.inbandTarget).
+func (d *driver) interruptBySignal() {
+	d.mu.Lock()
+	late := d.inbandTarget != "" && d.inbandTarget != d.runningID &&
+		time.Since(d.inbandAt) < signalGrace
+	d.mu.Unlock()
+	if !late {
+		d.interruptRunning("")
 	}
 }
 
