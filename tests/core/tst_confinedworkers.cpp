@@ -12,12 +12,12 @@
 #include "core/pluginregistry.h"
 #include "core/workerconfinement.h"
 #include "executionevents.h"
+#include "testengine.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
-#include <QTemporaryDir>
 #include <QTest>
 
 #include <memory>
@@ -78,8 +78,7 @@ class ConfinedWorkersTest : public QObject {
     Q_OBJECT
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dataDir;
-    std::unique_ptr<Engine> m_engine;
+    TestEngine m_engine;
 
     ContextManager &contexts() { return m_engine->contexts(); }
 
@@ -140,20 +139,13 @@ private:
 private slots:
     void init()
     {
-        m_dataDir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dataDir->isValid());
-        EngineConfig config;
-        config.dataDir = m_dataDir->path();
-        config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
-        auto engine = Engine::open(config);
-        QVERIFY2(engine, engine ? "" : qPrintable(engine.error().message));
-        m_engine = std::move(*engine);
+        QVERIFY(m_engine.makeDataDir());
+        QVERIFY(m_engine.open(m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR))));
     }
 
     void cleanup()
     {
         m_engine.reset();
-        m_dataDir.reset();
     }
 
     void enforcementNamesAMechanismPerLimit()

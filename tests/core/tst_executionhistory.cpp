@@ -5,10 +5,10 @@
 #include "core/engine.h"
 #include "core/executiondocument.h"
 #include "executionevents.h"
+#include "testengine.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QTemporaryDir>
 #include <QTest>
 
 #include <memory>
@@ -55,14 +55,8 @@ class tst_ExecutionHistory : public QObject {
 private slots:
     void init()
     {
-        m_dataDir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dataDir->isValid());
-        EngineConfig config;
-        config.dataDir = m_dataDir->path();
-        config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
-        auto engine = Engine::open(config);
-        QVERIFY2(engine, engine ? "" : qPrintable(engine.error().message));
-        m_engine = std::move(*engine);
+        QVERIFY(m_engine.makeDataDir());
+        QVERIFY(m_engine.open(m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR))));
         if (!m_engine->plugins().resolve(QStringLiteral("python")))
             QSKIP("no python plugin or runtime");
     }
@@ -70,7 +64,6 @@ private slots:
     void cleanup()
     {
         m_engine.reset();
-        m_dataDir.reset();
     }
 
     void olderEventsComeBackFromTheHistory_data()
@@ -196,8 +189,7 @@ private:
         return execution;
     }
 
-    std::unique_ptr<QTemporaryDir> m_dataDir;
-    std::unique_ptr<Engine> m_engine;
+    TestEngine m_engine;
 };
 
 QTEST_GUILESS_MAIN(tst_ExecutionHistory)
