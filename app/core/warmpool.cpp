@@ -261,6 +261,9 @@ void WarmPool::startWorker(const QString &id)
     options.workingDirectory = QDir::rootPath();
     options.environment = m_environment;
     options.settings = language.settings;
+    // Only the worker is told: take() compares a context's settings with language.comparable,
+    // which never carries this key.
+    options.settings.insert(QStringLiteral("pooled"), true);
     Pooled pooled;
     pooled.session = WorkerConfinement::createSession(**plugin, options);
     pooled.age.start();

@@ -28,7 +28,9 @@ class PluginRegistry;
 //
 // A pooled worker is an ordinary session created through the language's handler and started,
 // with the base environment only (no workspace or context layer), no context id and a neutral
-// cwd ("/"). The context that takes it binds it with its first request: the env layers travel as
+// cwd ("/"), and settings["pooled"] = true, which tells the handler that the worker starts ahead
+// of demand, so it may spend start-up time on making the first run fast (the Java handler warms
+// javac up). The context that takes it binds it with its first request: the env layers travel as
 // a context env delta against the base environment (REPLHOST_CONTEXT_ID with it), the cwd as the
 // request's cwd. So variables, the process environment and the cwd a context sees are the ones a
 // cold-started worker would have had. Two things cannot be sent later, and a context that needs

@@ -26,6 +26,10 @@ const QString kNativeLibrary = QStringLiteral(":/replhost/java/libreplhost-java-
 
 const QString kInstallHint = QStringLiteral("install openjdk-17-jdk-headless");
 
+// The longest a pooled worker's warm-up may take before its hello (WARM_UP_WALL_BUDGET_MS in
+// Driver.java).
+constexpr int kPooledWarmUpMaxMs = 15000;
+
 // Defaults chosen for many small, long-lived JVMs that start often:
 // - -XX:TieredStopAtLevel=1 (C1 only) halves start-up on a small machine, where C2 compiler
 //   threads compete with JShell's warm-up; hot user loops run slower, so it is an option users
@@ -67,6 +71,21 @@ QStringList stringList(const QJsonValue &value, QChar separator)
         out = value.toString().split(separator, Qt::SkipEmptyParts);
     }
     return out;
+}
+
+// Whether the driver warms javac up before its hello (WarmUp.java): for a worker started ahead
+// of demand, whose start-up the pool waits for in the background. It costs 1.5-3 s of CPU
+// and grows the heap by tens of MB, so a worker under a CPU-time or memory limit does none: the
+// limit is the user's and would be spent on it.
+bool warmsUp(const QJsonObject &settings)
+{
+    const QJsonObject limits = settings.value(QLatin1String("confinement"))
+                                   .toObject()
+                                   .value(QLatin1String("limits"))
+                                   .toObject();
+    return settings.value(QLatin1String("pooled")).toBool()
+           && limits.value(QLatin1String("cpu_seconds")).toDouble() <= 0
+           && limits.value(QLatin1String("memory_bytes")).toDouble() <= 0;
 }
 
 } // namespace
@@ -162,6 +181,14 @@ std::unique_ptr<sdk::Session> JavaHandler::createSession(const sdk::RuntimeInfo 
         stringList(options.settings.value(QLatin1String("classpath")), QLatin1Char(':'));
     if (!classpath.isEmpty())
         spec.initOptions.insert(QStringLiteral("classpath"), QJsonArray::fromStringList(classpath));
+    // So that the first snippet of the context that takes a pooled worker runs on compiled
+    // javac code, as later ones do.
+    if (warmsUp(options.settings)) {
+        spec.initOptions.insert(QStringLiteral("warm_up"), true);
+        // The driver bounds its warm-up to 15 s of wall time on a loaded machine: room for it
+        // on top of the usual start.
+        spec.startTimeoutMs += kPooledWarmUpMaxMs;
+    }
     return std::make_unique<sdk::WorkerProcess>(std::move(spec), options);
 }
 

@@ -12,6 +12,7 @@
 
 #include <QDir>
 #include <QJsonArray>
+#include <QRegularExpression>
 #include <QTest>
 
 #include <csignal>
@@ -67,6 +68,17 @@ class WarmPoolTest : public QObject {
 
 private:
     TestEngine m_engine;
+
+    // The text of a run's result; empty when it had none.
+    static QString resultText(const ExecutionPtr &execution)
+    {
+        return eventFields(execution, QStringLiteral("result"))
+            .value(QLatin1String("data"))
+            .toObject()
+            .value(QLatin1String("text/plain"))
+            .toString();
+    }
+
 
     // A pool of `size` for `language` only, so a row starts no other runtime.
     bool openEngine(const QString &language, int size)
@@ -144,6 +156,20 @@ private:
         request.contextId = contextId;
         request.code = code;
         return waitForEnd(startRun(contexts(), request), kStartTimeout);
+    }
+
+    // What a Java context's run of System.getProperty("replhost.warm_up") shows: the quoted
+    // summary of the driver's warm-up, or "null" when it did none; empty (and a warning) when
+    // the run failed.
+    QString warmUpProperty(const QString &contextId)
+    {
+        const ExecutionPtr shown =
+            run(contextId, QStringLiteral("System.getProperty(\"replhost.warm_up\")"));
+        if (!shown || shown->status() != QLatin1String("ok")) {
+            qWarning("cannot read the property: %s", qPrintable(describe(shown)));
+            return {};
+        }
+        return resultText(shown);
     }
 
     // The interpreter's variables, as ContextManager::variables() answers; nullopt on an error.
@@ -484,6 +510,71 @@ private slots:
         QVERIFY(first);
         VERIFY_EXEC(first->status() == "ok", first);
         QCOMPARE(first->executionCount(), 1);
+    }
+
+    void pooledJavaWorkerWarmedJavacUpInIsolation()
+    {
+        // A pooled JVM ran a few hundred snippets in throwaway shells before it was ready (it
+        // was started with settings["pooled"]), so the context's first snippet runs on warm
+        // compiler code; none of those snippets is visible in the context.
+        OPEN_WITH_READY_POOL(QStringLiteral("java"));
+        const QString context = createContext(QStringLiteral("java"));
+        QVERIFY(!context.isEmpty());
+        QCOMPARE(pool(QStringLiteral("java")).hits, quint64(1));
+        const std::optional<QJsonObject> before = variables(context);
+        QVERIFY(before);
+        QVERIFY(before->value(QLatin1String("variables")).isArray());
+        QCOMPARE(before->value(QLatin1String("variables")).toArray().size(), 0);
+
+        // The driver tells what it ran.
+        static const QRegularExpression summary(
+            QStringLiteral(R"(^"(\d+) snippets, \d+ ms of CPU in \d+ ms"$)"));
+        const QString warmUp = warmUpProperty(context);
+        const QRegularExpressionMatch match = summary.match(warmUp);
+        QVERIFY2(match.hasMatch(), qPrintable(warmUp));
+        QVERIFY2(match.captured(1).toInt() > 0, qPrintable(warmUp));
+
+        // Names and imports of the warm-up snippets (WarmUp.java) are unknown here.
+        for (const QString &code : {QStringLiteral("square(7)"), QStringLiteral("new Point(4)"),
+                                    QStringLiteral("Color.RED"), QStringLiteral("List.of(1)"),
+                                    QStringLiteral("items")}) {
+            const ExecutionPtr unknown = run(context, code);
+            QVERIFY(unknown);
+            VERIFY_EXEC(unknown->status() == "error", unknown);
+            QCOMPARE(eventFields(unknown, QStringLiteral("error"))
+                         .value(QLatin1String("ename"))
+                         .toString(),
+                     QStringLiteral("CompileError"));
+        }
+    }
+
+    void javaWorkerUnderCpuLimitSkipsWarmUp()
+    {
+        // A warm-up would spend seconds of the worker's CPU-time limit before the user's code
+        // ran: a pooled JVM under one says hello without it.
+        EngineConfig config = m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR));
+        config.warmPoolSize = 0;
+        config.warmPoolSizes.insert(QStringLiteral("java"), 1);
+        config.workspaceDefaults.limits.cpuSeconds = 3600;
+        QVERIFY(m_engine.open(config));
+        if (!available(QStringLiteral("java")))
+            QSKIP("the runtime is not installed");
+        QVERIFY(waitForPool(QStringLiteral("java"), 1));
+        const QString context = createContext(QStringLiteral("java"));
+        QVERIFY(!context.isEmpty());
+        QCOMPARE(pool(QStringLiteral("java")).hits, quint64(1));
+        QCOMPARE(warmUpProperty(context), QStringLiteral("null"));
+    }
+
+    void coldJavaWorkerSkipsWarmUp()
+    {
+        // A worker started for a context answers at once: its start is what the user waits for.
+        QVERIFY(openEngine(QStringLiteral("java"), 0));
+        if (!available(QStringLiteral("java")))
+            QSKIP("the runtime is not installed");
+        const QString context = createContext(QStringLiteral("java"));
+        QVERIFY(!context.isEmpty());
+        QCOMPARE(warmUpProperty(context), QStringLiteral("null"));
     }
 
     void unavailableLanguageHasNoPool()

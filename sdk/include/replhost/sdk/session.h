@@ -57,6 +57,10 @@ struct SessionOptions {
     // this worker. Handlers read their own keys and pass the whole object on unchanged to
     // WorkerProcess, which applies the confinement; a handler never sets or edits it.
     //
+    // "pooled": true when the host starts the worker ahead of demand for its warm pool: start-up
+    // time is then spent in the background, so a handler may use more of it to make the first
+    // run fast. Absent for a worker started for a context.
+    //
     // "confinement" (absent or {} = run the worker as is):
     //   { "launcher": "/abs/path/replhost-confine",   // required when anything below is present
     //     "limits": { "memory_bytes": N,     // address space (RLIMIT_AS) of each process

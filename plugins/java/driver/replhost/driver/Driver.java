@@ -109,6 +109,17 @@ public final class Driver {
     private static final Map<String, int[]> origins = new ConcurrentHashMap<>();
     private static final java.util.Set<String> helperIds = ConcurrentHashMap.newKeySet();
 
+    // ------------------------------------------------------------------ warm-up (see WarmUp)
+
+    // About 300 snippets bring a trivial snippet from 8 ms to 2-4 ms of CPU; a JVM spends 1.5 to
+    // 3 s of CPU on them.
+    private static final int WARM_UP_SNIPPETS = 320;
+    // A warm-up happens before hello, so the pool waits for it: bounded in CPU time for a slow
+    // machine, and in wall time, well under the host's start timeout, for a loaded one (where it
+    // then does less).
+    private static final long WARM_UP_CPU_BUDGET_MS = 5000;
+    private static final long WARM_UP_WALL_BUDGET_MS = 15000;
+
     // ------------------------------------------------------------------ events
 
     static void log(String level, String message) {
@@ -672,17 +683,22 @@ public final class Driver {
     // variables, so the temporaries and statements are dropped once evaluated; declarations stay.
     private static void forgetTemporaries(List<SnippetEvent> events) {
         for (SnippetEvent e : events) {
-            Snippet s = e.snippet();
-            if (e.causeSnippet() != null || e.status() == Snippet.Status.REJECTED)
-                continue;
-            if (s.subKind() == Snippet.SubKind.TEMP_VAR_EXPRESSION_SUBKIND || !s.kind().isPersistent()) {
+            if (isTemporary(e)) {
                 try {
-                    shell.drop(s);
+                    shell.drop(e.snippet());
                 } catch (RuntimeException ex) {
-                    log("debug", "cannot drop snippet " + s.id() + ": " + ex);
+                    log("debug", "cannot drop snippet " + e.snippet().id() + ": " + ex);
                 }
             }
         }
+    }
+
+    /** Whether the event's snippet is an expression temporary or a statement that was defined. */
+    static boolean isTemporary(SnippetEvent e) {
+        Snippet s = e.snippet();
+        if (e.causeSnippet() != null || e.status() == Snippet.Status.REJECTED)
+            return false;
+        return s.subKind() == Snippet.SubKind.TEMP_VAR_EXPRESSION_SUBKIND || !s.kind().isPersistent();
     }
 
     private static Map<String, Object> withoutText(Map<String, Object> bundle) {
@@ -1076,6 +1092,7 @@ public final class Driver {
             fatal("init carries no valid mark_nonce");
         markPrefix = ("\u001b]5253;rh;" + nonce + ";").getBytes(StandardCharsets.US_ASCII);
         Object options = req.get("options");
+        boolean warmUpAsked = false;
         if (options instanceof Map) {
             Object classpath = ((Map<?, ?>) options).get("classpath");
             if (classpath instanceof List) {
@@ -1084,7 +1101,11 @@ public final class Driver {
                         shell.addToClasspath((String) entry);
                 }
             }
+            warmUpAsked = Boolean.TRUE.equals(((Map<?, ?>) options).get("warm_up"));
         }
+        // Asked for by the handler for a worker started ahead of demand (a pooled one).
+        if (warmUpAsked)
+            warmUp(new WarmUp(WARM_UP_SNIPPETS, WARM_UP_CPU_BUDGET_MS, WARM_UP_WALL_BUDGET_MS));
         Map<String, Object> hello = event("hello", req.get("id"));
         hello.put("protocol", PROTOCOL);
         hello.put("language", "java");
@@ -1102,6 +1123,23 @@ public final class Driver {
         if (!Native.loaded())
             log("warning", "native library not loaded (" + Native.loadError() + "): env layers reach "
                     + "System.getenv() but not child processes, and the working directory cannot change");
+    }
+
+    // Runs `warmUp`, then the context's own shell runs one snippet too (its compiler state is
+    // its own), and a full collection leaves an empty young generation, so the next runs do not
+    // stop for the warm-up's garbage. The system property "replhost.warm_up" tells what was done.
+    private static void warmUp(WarmUp warmUp) {
+        try {
+            String summary = warmUp.run();
+            for (SnippetEvent e : shell.eval("int $replhostWarmUp = 1;"))
+                shell.drop(e.snippet());
+            System.gc();
+            System.setProperty("replhost.warm_up", summary);
+            log("debug", "javac warmed up: " + summary);
+        } catch (Throwable e) {
+            // Out of memory: the warm-up is only an optimisation.
+            log("debug", "warm-up not completed: " + e);
+        }
     }
 
     private static void dispatch(Map<String, Object> req) {
