@@ -72,7 +72,7 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
     const QString id = QUuid::createUuid().toString(QUuid::WithoutBraces);
     auto command = ExecutionPtr(new Execution(id, ws->name, QString(), QStringLiteral("sh"),
                                               request.command),
-                                [](Execution *e) { e->deleteLater(); });
+                                &Execution::dispose);
     const qint64 outputCap = settings->limits.outputBytes > 0
                                      ? settings->limits.outputBytes
                                      : std::numeric_limits<qint64>::max();

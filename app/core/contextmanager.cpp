@@ -417,7 +417,7 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
 
     auto execution = ExecutionPtr(new Execution(nextExecutionId(), ws->name, context->record().id,
                                                 context->record().language, request.code),
-                                  [](Execution *e) { e->deleteLater(); });
+                                  &Execution::dispose);
     execution->keepRecentOnly(historyArchive(), m_eventWindowBytes);
     m_executions.insert(execution->id(), execution);
     context->enqueue(execution, request.env, request.envUnset, limits);
@@ -484,7 +484,7 @@ Result<ExecutionPtr> ContextManager::lookupExecution(const QString &executionId)
 
     auto execution = ExecutionPtr(new Execution(record.id, ws->value().name, record.contextId,
                                                 context->value().language, record.code),
-                                  [](Execution *e) { e->deleteLater(); });
+                                  &Execution::dispose);
     // A row still "running" here belongs to no live context (its engine ended without finishing
     // it); it is reported as it was left.
     execution->restore(record.status, record.executionCount,

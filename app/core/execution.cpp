@@ -2,6 +2,7 @@
 #include "execution.h"
 
 #include <QJsonDocument>
+#include <QThread>
 
 namespace replhost::core {
 
@@ -132,10 +133,20 @@ void Execution::addEvent(const Event &event)
     const int index = eventCount() - 1;
     // Trimmed after the signal, so that the event is still in memory for its subscribers.
     const Event &added = m_recent.constLast();
+    ++m_emitting;
     emit eventAdded(added, index);
     trimWindow();
     if (m_finished)
         emit finished();
+    --m_emitting;
+}
+
+void Execution::dispose(Execution *execution)
+{
+    if (execution->m_emitting > 0 || execution->thread() != QThread::currentThread())
+        execution->deleteLater();
+    else
+        delete execution;
 }
 
 Result<QList<Event>> Execution::eventRange(int from, int maxCount) const

@@ -65,6 +65,11 @@ public:
     qint64 outputBytes() const { return m_outputBytes; }
     // Roughly what an event holds in memory (its strings are UTF-16), in bytes.
     static qint64 memoryEstimate(const sdk::Event &event);
+    // The deleter of an ExecutionPtr: deletes `execution` at once, or with deleteLater() when it
+    // is on another thread or the last reference went inside one of its own signal emissions
+    // (a slot of eventAdded or finished), where deleting it would pull it from under Qt.
+    // Deleting at once spares the event loop a wake-up and a pass per execution.
+    static void dispose(Execution *execution);
 
     // Used by the engine only.
     void setExecutionCount(int count) { m_executionCount = count; }
@@ -99,6 +104,7 @@ private:
     qint64 m_windowBytes = -1;  // < 0: keep everything
     EventArchive m_archive;
     qint64 m_outputBytes = 0;
+    int m_emitting = 0;  // depth of this object's own signal emissions (see dispose())
 };
 
 } // namespace replhost::core

@@ -179,12 +179,11 @@ bool FrameReader::fail(QString message)
     return false;
 }
 
-namespace {
-
-bool parseObject(const QByteArray &body, QJsonObject *object, QString *error)
+bool FrameReader::parse(QByteArrayView body, QJsonObject *object, QString *error)
 {
     QJsonParseError parseError;
-    const QJsonDocument document = QJsonDocument::fromJson(body, &parseError);
+    const QJsonDocument document = QJsonDocument::fromJson(
+            QByteArray::fromRawData(body.data(), body.size()), &parseError);
     if (parseError.error != QJsonParseError::NoError) {
         *error = QStringLiteral("frame body is not valid JSON (%1 at offset %2)")
                      .arg(parseError.errorString())
@@ -199,9 +198,17 @@ bool parseObject(const QByteArray &body, QJsonObject *object, QString *error)
     return true;
 }
 
-} // namespace
-
 bool FrameReader::feed(QByteArrayView input, const Handler &handler)
+{
+    return feedBodies(input, [&handler](QByteArrayView body, QString *error) {
+        QJsonObject object;
+        if (!parse(body, &object, error))
+            return false;
+        return handler(object);
+    });
+}
+
+bool FrameReader::feedBodies(QByteArrayView input, const BodyHandler &handler)
 {
     if (failed())
         return false;
@@ -233,17 +240,17 @@ bool FrameReader::feed(QByteArrayView input, const Handler &handler)
             continue;
         }
 
-        QJsonObject object;
         QString error;
         const qsizetype available = end - p;
         if (m_body.isEmpty() && available >= m_length) {
-            // Whole body inside this read: parse it where it lies.
+            // Whole body inside this read: hand it over where it lies.
             const qsizetype length = m_length;
             m_inBody = false;
             m_length = 0;
-            if (!parseObject(QByteArray::fromRawData(p, length), &object, &error))
-                return fail(error);
+            const QByteArrayView body(p, length);
             p += length;
+            if (!handler(body, &error))
+                return error.isEmpty() ? true : fail(error);
         } else {
             if (m_body.isEmpty())
                 m_body.reserve(m_length);
@@ -255,11 +262,9 @@ bool FrameReader::feed(QByteArrayView input, const Handler &handler)
             m_inBody = false;
             m_length = 0;
             const QByteArray body = std::exchange(m_body, QByteArray());
-            if (!parseObject(body, &object, &error))
-                return fail(error);
+            if (!handler(body, &error))
+                return error.isEmpty() ? true : fail(error);
         }
-        if (!handler(object))
-            return true;
     }
     return true;
 }

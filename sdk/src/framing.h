@@ -53,6 +53,17 @@ public:
     // true when all input was consumed or the handler asked to stop.
     bool feed(QByteArrayView input, const Handler &handler);
 
+    // The same without parsing: each frame's body is handed over as it is (valid only during the
+    // call), for a caller that takes some frames apart itself and parses the rest with parse().
+    // Returning false stops as above; a handler that also sets `*error` instead declares the body
+    // malformed, which fails the reader as feed() would have (it must not have destroyed it).
+    using BodyHandler = std::function<bool(QByteArrayView body, QString *error)>;
+    bool feedBodies(QByteArrayView input, const BodyHandler &handler);
+
+    // Parses one frame body, which must be one JSON object. On failure `*error` says why, in the
+    // words feed() uses.
+    static bool parse(QByteArrayView body, QJsonObject *object, QString *error);
+
     bool failed() const { return !m_error.isEmpty(); }
     QString error() const { return m_error; }
 

@@ -4,8 +4,10 @@
 #include "replhost/sdk/version.h"
 
 #include "confinement.h"
+#include "doneframe.h"
 #include "framing.h"
 #include "limitmonitor.h"
+#include "loopturn.h"
 #include "markscanner.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -28,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include <signal.h>
 #include <sys/uio.h>
@@ -50,8 +53,6 @@ constexpr qsizetype kStderrTailChars = 32 * 1024;
 // is released early (as when its grace period ends), so memory stays bounded under a flood.
 constexpr qsizetype kMaxHeldChars = 8 * 1024 * 1024;
 constexpr int kFallbackExitPollMs = 50;
-// The longest an implicit `started` waits for the run's first event or its end.
-constexpr int kOwedStartedDelayMs = 1;
 
 enum class End { Exited, LimitReached, ProtocolError, InterruptKilled, StartTimeout };
 
@@ -208,7 +209,7 @@ const QString kMark = QStringLiteral("mark");
 
 } // namespace
 
-class WorkerProcess::Private {
+class WorkerProcess::Private final : public LoopTurn::Client {
 public:
     Private(WorkerProcess *q, WorkerSpec spec, SessionOptions options);
     ~Private();
@@ -218,9 +219,12 @@ public:
     [[nodiscard]] bool setState(State s);
     [[nodiscard]] bool emitEvent(const Event &e);
     // The `started` the host makes for a driver with the implicit_started capability (protocol
-    // §4), if it is still owed: emitted before anything else of the run, or by startedTimer,
-    // whichever comes first.
+    // §4), if it is still owed: emitted before anything else of the run, or when the event loop
+    // next turns (armOwedStarted), whichever comes first.
     [[nodiscard]] bool emitOwedStarted();
+    void armOwedStarted();
+    void disarmOwedStarted();
+    void onLoopTurn() override;
 
     void start();
     void failStart(const QString &message);
@@ -235,8 +239,16 @@ public:
 
     [[nodiscard]] bool readEvents();
     [[nodiscard]] bool readStream(int index);
+    // One frame from fd 4: a `done` that DoneFrame can take apart goes to handleDone() without
+    // being parsed into an object first; the rest is parsed and goes to handleMessage(). Sets
+    // `*error` for a body that is not a JSON object (returning false, with `this` alive).
+    [[nodiscard]] bool handleFrame(QByteArrayView body, QString *error);
     // May move from `message`: an event's fields are the frame's object, taken without a copy.
     [[nodiscard]] bool handleMessage(QJsonObject &message);
+    [[nodiscard]] bool handleDone(DoneFrame frame);
+    // Records that the running execution's `done` has arrived; false when it is not the running
+    // execution's or a done has already come (the frame is then dropped).
+    bool noteDone(const QString &type, const QString &id, bool hasMark, quint64 mark);
     [[nodiscard]] bool handleHello(const QJsonObject &message);
     [[nodiscard]] bool handleExecutionEvent(const QString &type, const QString &id,
                                             QJsonObject fields);
@@ -258,9 +270,11 @@ public:
                                   // events before it (text after a later mark came after it)
         quint64 reads[2] = {0, 0}; // Position: the streams' read counts when it was read
     };
-    [[nodiscard]] bool enqueue(Event event, Barrier barrier, quint64 mark = 0);
+    // `doneFrame`: the fields of a `done` taken apart by DoneFrame, made when it is released.
+    [[nodiscard]] bool enqueue(Event event, Barrier barrier, quint64 mark = 0,
+                               std::optional<DoneFrame> doneFrame = std::nullopt);
     [[nodiscard]] bool releaseReady(bool forceHead);
-    [[nodiscard]] bool release(Event event, bool synced);
+    [[nodiscard]] bool release(Event event, bool synced, std::optional<DoneFrame> doneFrame);
     // Emits the held text that goes before `before` (all of it for null).
     [[nodiscard]] bool flushHeld(const Bound *before);
     bool isReady(const Bound &bound) const;
@@ -387,6 +401,7 @@ public:
         Event event;
         Bound bound;
         qint64 deadline;
+        std::optional<DoneFrame> doneFrame;  // a done's fields, still as frame text
     };
     std::deque<Pending> queue;     // events waiting for their barriers, in arrival order
     // Whether held text of stream `index` goes out before an event bound by `before`.
@@ -396,10 +411,9 @@ public:
     bool releasing = false;
     QElapsedTimer clock;
     QTimer syncTimer;
-    // Emits an owed `started` of a run that has sent nothing else yet. A run that ends sooner
-    // emits it just before its other events and the timer never fires, so a short run costs no
-    // extra pass of the event loop (a queued call would also cost a wake-up of it).
-    QTimer startedTimer;
+    // Where an owed `started` of a run that has sent nothing else yet waits for the next turn of
+    // the event loop (see LoopTurn for why not a queued call or a timer); set while it waits.
+    QPointer<LoopTurn> owedStartedTurn;
 
     QTimer startTimer;
     QTimer interruptRepeatTimer;
@@ -422,12 +436,10 @@ WorkerProcess::Private::Private(WorkerProcess *q, WorkerSpec spec, SessionOption
     out[1].name = QStringLiteral("stderr");
     clock.start();
     syncTimer.setSingleShot(true);
-    startedTimer.setSingleShot(true);
     startTimer.setSingleShot(true);
     interruptKillTimer.setSingleShot(true);
     shutdownTimer.setSingleShot(true);
     QObject::connect(&syncTimer, &QTimer::timeout, q, [this] { onSyncTimeout(); });
-    QObject::connect(&startedTimer, &QTimer::timeout, q, [this] { (void)emitOwedStarted(); });
     QObject::connect(&startTimer, &QTimer::timeout, q, [this] {
         (void)endWorker(End::StartTimeout, {});
     });
@@ -458,6 +470,7 @@ WorkerProcess::Private::Private(WorkerProcess *q, WorkerSpec spec, SessionOption
 
 WorkerProcess::Private::~Private()
 {
+    disarmOwedStarted();
     closePipes();
     exitNotifier.reset();
     if (pid > 0 && !reaped) {
@@ -506,8 +519,30 @@ bool WorkerProcess::Private::emitOwedStarted()
     if (!exec || !exec->startedOwed)
         return true;
     exec->startedOwed = false;
-    startedTimer.stop();
+    disarmOwedStarted();
     return emitEvent(Event::started(exec->id, exec->count));
+}
+
+void WorkerProcess::Private::armOwedStarted()
+{
+    if (owedStartedTurn)
+        return;  // still waiting for an earlier run that ended before the loop turned
+    // Without an event loop the event goes out with the run's first event.
+    owedStartedTurn = LoopTurn::current();
+    if (owedStartedTurn)
+        owedStartedTurn->schedule(this);
+}
+
+void WorkerProcess::Private::disarmOwedStarted()
+{
+    if (LoopTurn *turn = std::exchange(owedStartedTurn, nullptr))
+        turn->cancel(this);
+}
+
+void WorkerProcess::Private::onLoopTurn()
+{
+    owedStartedTurn = nullptr;
+    (void)emitOwedStarted();  // nothing to do after it, whether or not we still exist
 }
 
 QByteArrayList WorkerProcess::Private::environment() const
@@ -704,11 +739,13 @@ bool WorkerProcess::Private::readEvents()
         const ssize_t got = ::read(eventFd, eventBuffer.get(), size_t(kReadChunk));
         if (got > 0) {
             bool alive = true;
-            const bool ok = frames.feed(QByteArrayView(eventBuffer.get(), got),
-                                        [this, &alive](QJsonObject &message) {
-                                            alive = handleMessage(message);
-                                            return alive;
-                                        });
+            const bool ok = frames.feedBodies(QByteArrayView(eventBuffer.get(), got),
+                                              [this, &alive](QByteArrayView body, QString *error) {
+                                                  const bool handled = handleFrame(body, error);
+                                                  // A malformed body leaves us alive.
+                                                  alive = handled || !error->isEmpty();
+                                                  return handled;
+                                              });
             if (!alive)
                 return false;
             if (!ok) {
@@ -888,9 +925,11 @@ bool WorkerProcess::Private::handleMark(int index, quint64 seq)
     return releaseReady(false);
 }
 
-bool WorkerProcess::Private::enqueue(Event event, Barrier barrier, quint64 mark)
+bool WorkerProcess::Private::enqueue(Event event, Barrier barrier, quint64 mark,
+                                     std::optional<DoneFrame> doneFrame)
 {
-    Pending pending{std::move(event), {}, clock.elapsed() + std::max(0, spec.syncGraceMs)};
+    Pending pending{std::move(event), {}, clock.elapsed() + std::max(0, spec.syncGraceMs),
+                    std::move(doneFrame)};
     Bound &bound = pending.bound;
     bound.barrier = barrier;
     if (barrier == Barrier::Mark) {
@@ -1008,7 +1047,8 @@ bool WorkerProcess::Private::releaseReady(bool forceHead)
             break;
         Pending p = std::move(queue.front());
         queue.pop_front();
-        if (!release(std::move(p.event), ready && bound.barrier != Barrier::None))
+        if (!release(std::move(p.event), ready && bound.barrier != Barrier::None,
+                     std::move(p.doneFrame)))
             return false;
     }
     releasing = false;
@@ -1020,12 +1060,17 @@ bool WorkerProcess::Private::releaseReady(bool forceHead)
     return flushHeld(&head);
 }
 
-bool WorkerProcess::Private::release(Event event, bool synced)
+bool WorkerProcess::Private::release(Event event, bool synced,
+                                     std::optional<DoneFrame> doneFrame)
 {
     if (event.kind != Event::Kind::Done)
         return emitEvent(event);
-    event.fields.insert(QStringLiteral("streams_synced"), synced);
-    event.fields.insert(QStringLiteral("state_lost"), false);
+    if (doneFrame) {
+        event.fields = doneFrame->takeFields(synced);
+    } else {
+        event.fields.insert(QStringLiteral("streams_synced"), synced);
+        event.fields.insert(QStringLiteral("state_lost"), false);
+    }
     if (!emitOwedStarted())
         return false;
     // fork() failing with EAGAIN is the program's own error to report; this says which limit
@@ -1067,6 +1112,49 @@ void WorkerProcess::Private::onSyncTimeout()
             return;
     }
     armSyncTimer();
+}
+
+bool WorkerProcess::Private::handleFrame(QByteArrayView body, QString *error)
+{
+    if (std::optional<DoneFrame> done = DoneFrame::scan(body))
+        return handleDone(std::move(*done));
+    QJsonObject message;
+    if (!FrameReader::parse(body, &message, error))
+        return false;
+    return handleMessage(message);
+}
+
+bool WorkerProcess::Private::handleDone(DoneFrame frame)
+{
+    const QString id = frame.id();
+    if (!noteDone(QStringLiteral("done"), id, frame.hasMark(), frame.mark()))
+        return true;
+    Event done;
+    done.kind = Event::Kind::Done;
+    done.type = QStringLiteral("done");
+    done.executionId = id;
+    const bool hasMark = frame.hasMark();
+    const quint64 mark = frame.mark();
+    return enqueue(std::move(done), hasMark ? Barrier::Mark : Barrier::Position, mark,
+                   std::move(frame));
+}
+
+bool WorkerProcess::Private::noteDone(const QString &type, const QString &id, bool hasMark,
+                                      quint64 mark)
+{
+    // Events after done (or of another run) would break "no output after done": drop them.
+    if (!exec || id != exec->id || exec->doneReceived) {
+        qCDebug(lcWorker) << "ignoring" << type << "of execution" << id;
+        return false;
+    }
+    exec->doneReceived = true;
+    exec->doneMarked = hasMark;
+    exec->doneMark = hasMark ? mark : 0;
+    for (int i = 0; i < 2; ++i)
+        exec->doneReads[i] = out[i].reads;
+    // The run has ended in the worker: no more signals for it, even while its output drains.
+    stopInterruptLadder();
+    return true;
 }
 
 bool WorkerProcess::Private::handleMessage(QJsonObject &message)
@@ -1156,13 +1244,8 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
         return true;
     }
     if (type == QLatin1String("done")) {
-        exec->doneReceived = true;
-        exec->doneMarked = hasMark;
-        exec->doneMark = hasMark ? mark : 0;
-        for (int i = 0; i < 2; ++i)
-            exec->doneReads[i] = out[i].reads;
-        // The run has ended in the worker: no more signals for it, even while its output drains.
-        stopInterruptLadder();
+        if (!noteDone(type, id, hasMark, mark))
+            return true;
         // Not through Event::done(): release() sets state_lost and streams_synced, and the
         // driver's fields are kept as they are, so only a missing status needs filling in.
         if (!fields.value(QLatin1String("status")).isString())
@@ -1530,7 +1613,7 @@ void WorkerProcess::execute(const ExecuteRequest &request)
         // event is emitted inside execute().
         d->exec->started = true;
         d->exec->startedOwed = true;
-        d->startedTimer.start(kOwedStartedDelayMs);
+        d->armOwedStarted();
     }
     (void)d->setState(State::Busy);
 }

@@ -171,6 +171,36 @@ private slots:
         QCOMPARE(seen, 1);
     }
 
+    void bodiesAreHandedOverWhole()
+    {
+        // One frame inside a read, one split across two reads.
+        const QByteArray stream = frame("{\"n\":1}") + frame("{\"n\":22}");
+        FrameReader reader;
+        QList<QByteArray> bodies;
+        const auto collect = [&](QByteArrayView body, QString *) {
+            bodies.append(body.toByteArray());
+            return true;
+        };
+        QVERIFY(reader.feedBodies(stream.left(stream.size() - 3), collect));
+        QVERIFY(reader.feedBodies(stream.right(3), collect));
+        QCOMPARE(bodies, QList<QByteArray>({"{\"n\":1}", "{\"n\":22}"}));
+    }
+
+    void bodyHandlerErrorFailsTheReader()
+    {
+        FrameReader reader;
+        int seen = 0;
+        QVERIFY(!reader.feedBodies(frame("{x}") + frame("{}"), [&](QByteArrayView body,
+                                                                     QString *error) {
+            ++seen;
+            QJsonObject object;
+            return FrameReader::parse(body, &object, error);
+        }));
+        QCOMPARE(seen, 1);
+        QVERIFY(reader.failed());
+        QVERIFY(reader.error().startsWith(QStringLiteral("frame body is not valid JSON")));
+    }
+
     void frameHeader()
     {
         char buffer[24];

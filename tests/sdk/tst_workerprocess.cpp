@@ -4,6 +4,7 @@
 #include "replhost/sdk/workerprocess.h"
 
 #include <QDir>
+#include <QEventLoop>
 #include <QFile>
 #include <QPointer>
 #include <QProcessEnvironment>
@@ -11,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QTimer>
 
 #include <algorithm>
 #include <cerrno>
@@ -611,6 +613,44 @@ private slots:
         }
         QCOMPARE(recorder.text("loud", "stdout"), QStringLiteral("a\n"));
         QCOMPARE(recorder.text("loud", "stderr"), QStringLiteral("b\n"));
+    }
+
+    void implicitStartedComesWhileTheRunIsSilent_data()
+    {
+        QTest::addColumn<bool>("waitingLoop");
+        // QEventLoop::exec(): the loop waits for events, so the `started` goes out before it does.
+        QTest::newRow("waiting loop") << true;
+        // QTest::qWaitFor() spins processEvents() without waiting for events.
+        QTest::newRow("spinning loop") << false;
+    }
+
+    void implicitStartedComesWhileTheRunIsSilent()
+    {
+        QFETCH(bool, waitingLoop);
+        auto session = started(echoSpec({QStringLiteral("--implicit-started")}));
+        Recorder recorder(session.get());
+        session->execute(request("quiet", "sleep:30", 3));
+        QVERIFY(recorder.of("quiet").isEmpty());  // never from inside execute()
+        const auto hasStarted = [&] {
+            return !recorder.first("quiet", Event::Kind::Started).type.isEmpty();
+        };
+        if (waitingLoop) {
+            QEventLoop loop;
+            QObject context;
+            QObject::connect(session.get(), &Session::event, &context, [&] { loop.quit(); });
+            QTimer::singleShot(kLong, &loop, &QEventLoop::quit);
+            loop.exec();
+        } else {
+            QVERIFY(QTest::qWaitFor(hasStarted, kLong));
+        }
+        QVERIFY(hasStarted());
+        QCOMPARE(recorder.first("quiet", Event::Kind::Started).fields.value("execution_count")
+                         .toInt(),
+                 3);
+        QCOMPARE(recorder.doneCount("quiet"), 0);  // the cell sleeps for half a minute
+        session->interrupt("quiet");
+        QTRY_COMPARE_WITH_TIMEOUT(recorder.doneCount("quiet"), 1, kLong);
+        QCOMPARE(recorder.of("quiet").first().kind, Event::Kind::Started);
     }
 
     void interruptRepeatsThenKills()
