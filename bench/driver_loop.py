@@ -42,16 +42,23 @@ def main():
     buffer = bytearray()
 
     def send(request):
-        body = json.dumps(request).encode()
+        # Compact, with the members in the host's order (sdk/src/workerprocess.cpp).
+        body = json.dumps(request, separators=(",", ":")).encode()
         os.write(requests[1], b"%d\n" % len(body) + body)
+
+    def read_events():
+        chunk = os.read(events[0], 1 << 16)
+        if not chunk:
+            sys.exit("the driver exited (status %s)" % worker.wait())
+        buffer.extend(chunk)
 
     def receive():
         while b"\n" not in buffer:
-            buffer.extend(os.read(events[0], 1 << 16))
+            read_events()
         header, _, _ = buffer.partition(b"\n")
         end = len(header) + 1 + int(header)
         while len(buffer) < end:
-            buffer.extend(os.read(events[0], 1 << 16))
+            read_events()
         event = json.loads(buffer[len(header) + 1:end])
         del buffer[:end]
         return event

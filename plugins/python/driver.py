@@ -65,19 +65,29 @@ _PLAIN_TYPES = frozenset([
 _SKIP = object()
 # The env of an execute request that changes nothing (what most runs carry).
 _NO_ENV_CHANGE = {"context": {"set": {}, "unset": []}, "exec": {"set": {}, "unset": []}}
+# How the host's execute request ends when its env changes nothing and it
+# carries no cwd. At the end of a JSON text these bytes can only be the
+# object's last member: if a string were open before them, the first quote
+# would close it and leave `env` as a bare word. So the text without them is
+# the same request without `env`, which then is _NO_ENV_CHANGE itself: it is
+# neither decoded nor compared.
+_NO_ENV_CHANGE_TAIL = ',"env":{"context":{"set":{},"unset":[]},"exec":{"set":{},"unset":[]}}}'
+_NO_ENV_CHANGE_CUT = -len(_NO_ENV_CHANGE_TAIL)
 
 _G = globals()
 # The C functions, not the signal module's wrappers: those convert every
 # result to an enum, which costs more than the system call on this hot path.
 _signal = _csignal.signal
+_getsignal = _csignal.getsignal
 _SIGINT = int(signal.SIGINT)
-_SIG_IGN = int(signal.SIG_IGN)
-_default_int_handler = signal.default_int_handler
 _sigmask = getattr(_csignal, "pthread_sigmask", None)
 _SIG_BLOCK = int(getattr(signal, "SIG_BLOCK", 0))
 _SIG_UNBLOCK = int(getattr(signal, "SIG_UNBLOCK", 1))
 _SIGINT_SET = {_SIGINT}
 _perf = time.perf_counter
+_getcwdb = os.getcwdb
+_read = os.read
+_write = os.write
 _main_ident = _thread.get_ident()
 # Reentrant: a user flush() or _repr_ method may itself call display().
 _lock = _thread.RLock()
@@ -121,7 +131,14 @@ _std_err = None
 _ns = None
 _loop = None
 _current_id = None
+# The working directory at the last `done`: os.getcwdb(), as a string, and as
+# its JSON text in UTF-8.
+_cwd_raw = None
+_cwd_text = None
+_cwd_json = None
 _armed = False
+# A SIGINT came while no cell ran (see _on_sigint).
+_missed = False
 _compile_flags = _TOP_LEVEL_AWAIT
 _cell_counter = 0
 _use_jedi = True
@@ -222,33 +239,27 @@ def _flush_streams(out, err, sout, serr):
                 pass
 
 
-def _drained():
-    # Both output pipes empty: the host has read every byte written to them
-    # so far, and it places an event without a mark after all it had read
-    # when it read the event (protocol section 5). For `done` the mark can
-    # then be left out, which saves two writes per run and the host's reads
-    # of them. Not for other events: output the cell writes after them could
-    # be read before them.
-    if not _marks_optional:
-        return False
-    try:
-        for fd in _mark_fds:
-            _ioctl(fd, _FIONREAD, _unread)
-            if _unread != _NO_BYTES:
-                return False
-    except OSError:
-        return False
-    return True
-
-
 def _write_mark(final=False):
     """Flushes, then writes a mark; its seq, or None when `final` (the mark of
     `done`) finds the pipes drained and writes none."""
     global _seq
     _flush_std()
-    # Checked after flushing: what was just flushed must be read first.
-    if final and _drained():
-        return None
+    # Both output pipes empty: the host has read every byte written to them
+    # so far, and it places an event without a mark after all it had read
+    # when it read the event (protocol section 5). For `done` the mark can
+    # then be left out, which saves two writes per run and the host's reads
+    # of them. Not for other events: output the cell writes after them could
+    # be read before them. Checked after flushing: what was just flushed must
+    # be read first.
+    if final and _marks_optional:
+        try:
+            _ioctl(_mark_fds[0], _FIONREAD, _unread)
+            if _unread == _NO_BYTES:
+                _ioctl(_mark_fds[1], _FIONREAD, _unread)
+                if _unread == _NO_BYTES:
+                    return None
+        except OSError:
+            pass
     # Numbered before writing: if one stream got it and the other did not,
     # the next mark still supersedes it on both.
     _seq += 1
@@ -296,6 +307,17 @@ def _fatal(message):
 
 def _read_frame():
     """Next request object, or None on a clean EOF. Malformed input is fatal."""
+    if not _rbuf:
+        chunk = _read(_REQ_FD, 1 << 16)
+        if not chunk:
+            return None
+        # A read most often brings exactly one whole frame: then it is taken
+        # from the bytes read, without a pass through the buffer.
+        nl = chunk.find(b"\n")
+        header = chunk[:nl]
+        if 0 < nl <= 20 and header.isdigit() and len(chunk) - nl - 1 == int(header):
+            return _parse_request(chunk[nl + 1:])
+        _rbuf.extend(chunk)
     while True:
         nl = _rbuf.find(b"\n")
         if nl >= 0:
@@ -322,9 +344,16 @@ def _read_frame():
         _rbuf.extend(chunk)
     payload = bytes(_rbuf[nl + 1:end])
     del _rbuf[:end]
+    return _parse_request(payload)
+
+
+def _parse_request(payload):
     try:
         # Host → worker JSON is ASCII (protocol section 2); UTF-8 accepts it.
         text = payload.decode("utf-8")
+        env_unchanged = text.endswith(_NO_ENV_CHANGE_TAIL)
+        if env_unchanged:
+            text = text[:_NO_ENV_CHANGE_CUT] + "}"
         req, end = _decode_raw(text, len(text) - len(text.lstrip())
                                if text[:1].isspace() else 0)
         if end != len(text) and text[end:].strip():
@@ -333,28 +362,51 @@ def _read_frame():
         _fatal("frame is not valid JSON: %s" % e)
     if not isinstance(req, dict) or not isinstance(req.get("type"), str):
         _fatal("frame is not a request object")
+    if env_unchanged:
+        req["env"] = _NO_ENV_CHANGE
     return req
 
 
 # ------------------------------------------------------------------ signals
 
+# SIGINT keeps one handler for the worker's life, and `_armed` decides what a
+# signal does: while a cell runs it raises KeyboardInterrupt, as the default
+# handler would; otherwise it is dropped, as SIG_IGN would drop it, and only
+# noted in `_missed` so that arming knows fd 3 must be looked at. Switching
+# the disposition around every cell would cost two sigaction() calls per run.
+# Python runs the handler in the main thread between bytecodes; a SIGINT that
+# lands in a blocking read while idle makes the read retry after the handler.
+def _on_sigint(signum, frame):
+    global _missed
+    if _armed:
+        raise KeyboardInterrupt
+    _missed = True
+
+
 def _arm():
     global _armed
     _armed = True
-    _signal(_SIGINT, _default_int_handler)
 
 
 def _disarm():
     global _armed
-    # signal.signal() runs pending handlers before switching, so a late
-    # SIGINT can surface right here; keep trying until SIGINT is ignored.
-    while True:
-        try:
-            _signal(_SIGINT, _SIG_IGN)
-            break
-        except KeyboardInterrupt:
-            pass
     _armed = False
+    # A cell may have installed its own handler; the next one starts with
+    # the driver's again, as it did when each run armed afresh.
+    if _getsignal(_SIGINT) is not _on_sigint:
+        _install_sigint()
+
+
+def _install_sigint():
+    # signal.signal() runs pending handlers before switching, and a cell's
+    # handler may raise: then that signal is handled, and the next try
+    # switches. A call that keeps failing is left to the next run.
+    for _ in range(8):
+        try:
+            _signal(_SIGINT, _on_sigint)
+            return
+        except BaseException:
+            pass
 
 
 # ------------------------------------------------------------- rich output
@@ -747,10 +799,7 @@ def _run_code(co):
     return eval(co, _ns)
 
 
-def _sweep_figures(status):
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return status
+def _sweep_figures(plt, status):
     try:
         try:
             _arm()
@@ -772,9 +821,14 @@ def _sweep_figures(status):
 def _interrupt_waiting():
     """True when a request waits on fd 3 while a cell runs. The host sends
     nothing but `interrupt` (or `shutdown`) then, and it sends the frame before
-    its SIGINT, so a signal that came before SIGINT was armed is not lost."""
-    if _rbuf:
-        return True
+    its SIGINT, so a signal that came before SIGINT was armed is not lost.
+
+    Called right after arming, when _rbuf is empty and a SIGINT was dropped
+    since the last call. Only then can a frame wait unseen: a signal that
+    arrives once armed raises by itself, and an interrupt frame always comes
+    with a signal, written before it."""
+    global _missed
+    _missed = False
     try:
         _ioctl(_REQ_FD, _FIONREAD, _unread)
         return _unread != _NO_BYTES
@@ -783,9 +837,9 @@ def _interrupt_waiting():
 
 
 def _run_cell(code, count):
-    global _cell_counter
+    global _cell_counter, _armed
     _cell_counter += 1
-    filename = "<cell-%s>" % (count if isinstance(count, int) else "x%d" % _cell_counter)
+    filename = "<cell-%s>" % count if isinstance(count, int) else "<cell-x%d>" % _cell_counter
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     status = "ok"
     err = None
@@ -795,10 +849,10 @@ def _run_cell(code, count):
         try:
             # No `started`: the driver declares `implicit_started`, so the
             # host counts the run as started once it has sent the request and
-            # may signal from then on. A SIGINT that came while it was still
-            # ignored was lost, but its interrupt frame is waiting on fd 3.
-            _arm()
-            if _interrupt_waiting():
+            # may signal from then on. A SIGINT that came while the driver was
+            # not armed was dropped, but its interrupt frame is waiting on fd 3.
+            _armed = True
+            if _rbuf or (_missed and _interrupt_waiting()):
                 raise KeyboardInterrupt
             try:
                 body, expr, quiet = _compile_cell(code, filename)
@@ -807,14 +861,19 @@ def _run_cell(code, count):
                 compile_err = e
                 body = expr = None
             if body is not None:
-                _run_code(body)
+                if body.co_flags & _CO_COROUTINE:
+                    _run_coroutine(eval(body, _ns))
+                else:
+                    eval(body, _ns)
             if expr is not None:
                 value = _run_code(expr)
                 if value is not None and not quiet:
                     _ns["_"] = value
                     bundle = _bundle(value)
         finally:
-            _disarm()
+            _armed = False
+            if _getsignal(_SIGINT) is not _on_sigint:
+                _install_sigint()
     except KeyboardInterrupt as e:
         status = "interrupted"
         err = e
@@ -830,7 +889,8 @@ def _run_cell(code, count):
     elif bundle is not None:
         _emit({"type": "result", "id": _current_id, "execution_count": count,
                "data": bundle[0], "metadata": bundle[1]}, mark=True)
-    return _sweep_figures(status)
+    plt = sys.modules.get("matplotlib.pyplot")
+    return status if plt is None else _sweep_figures(plt, status)
 
 
 def _set_env_layer(layer, errors):
@@ -893,32 +953,51 @@ def _getcwd():
     return path
 
 
+def _update_cwd(raw):
+    """Sets the _cwd_* globals from os.getcwdb(), or None when it failed."""
+    global _cwd_raw, _cwd_text, _cwd_json
+    _cwd_raw = raw
+    _cwd_text = _getcwd() if raw is None else os.fsdecode(raw)
+    _cwd_json = None if _cwd_text is None else \
+        _encode_str(_cwd_text).encode("utf-8", "replhost.replace")
+
+
 def _emit_done(rid, status, count, duration):
-    cwd = _getcwd()
-    with _lock:
+    # The system call is made every time: a directory can change its path
+    # without a chdir (a parent renamed), and C code can chdir unseen.
+    # Decoding and encoding it again are only done when its bytes change.
+    try:
+        raw = _getcwdb()
+    except OSError:
+        raw = None
+    if raw is None or raw != _cwd_raw:
+        _update_cwd(raw)
+    _lock.acquire()
+    try:
         seq = _write_mark(True)
         # The common shape is formatted directly: json.dumps costs more than
-        # the rest of sending it. The host's ids and the driver's statuses are
-        # plain ASCII; anything else goes through the encoder.
-        if (type(rid) is str and type(count) is int and type(cwd) is str
-                and rid.isascii() and rid.isprintable() and '"' not in rid
-                and "\\" not in rid):
-            payload = b'{"type":"done","id":"%s","status":"%s","execution_count":%d,' \
+        # the rest of sending it. The driver's statuses are plain ASCII.
+        if type(rid) is str and type(count) is int and _cwd_json is not None:
+            payload = b'{"type":"done","id":%s,"status":"%s","execution_count":%d,' \
                       b'"cwd":%s,"duration_ms":%.3f%s}' % (
-                          rid.encode(), status.encode(), count,
-                          _encode_str(cwd).encode("utf-8", "replhost.replace"),
-                          duration,
+                          _encode_str(rid).encode("utf-8", "replhost.replace"),
+                          status.encode(), count, _cwd_json, duration,
                           b"" if seq is None else b',"mark":%d' % seq)
+            frame = b"%d\n" % len(payload) + payload
             try:
-                _write_all(_EVT_FD, b"%d\n" % len(payload) + payload)
+                n = _write(_EVT_FD, frame)
+                if n != len(frame):
+                    _write_all(_EVT_FD, frame[n:])
             except OSError:
                 os._exit(1)
             return
         ev = {"type": "done", "id": rid, "status": status, "execution_count": count,
-              "cwd": cwd, "duration_ms": round(duration, 3)}
+              "cwd": _cwd_text, "duration_ms": round(duration, 3)}
         if seq is not None:
             ev["mark"] = seq
         _send(ev)
+    finally:
+        _lock.release()
 
 
 def _execute(req):
@@ -929,20 +1008,23 @@ def _execute(req):
     if not isinstance(code, str):
         _emit({"type": "error_reply", "id": rid, "reason": "execute needs a string code"})
         return
-    errors = []
-    saved = {}
+    env = req.get("env")
+    cwd = req.get("cwd")
+    errors = None
+    saved = None
     status = "error"
     t0 = _perf()
     _current_id = rid
     try:
-        saved = _apply_env(req.get("env"), errors)
-        cwd = req.get("cwd")
-        if cwd and not errors:
-            try:
-                os.chdir(cwd)
-            except Exception as e:
-                errors.append(e)
-        t0 = _perf()
+        if cwd or (env is not _NO_ENV_CHANGE and env != _NO_ENV_CHANGE):
+            errors = []
+            saved = _apply_env(env, errors)
+            if cwd and not errors:
+                try:
+                    os.chdir(cwd)
+                except Exception as e:
+                    errors.append(e)
+            t0 = _perf()
         if errors:
             # Running in the wrong directory or environment could do harm.
             for e in errors:
@@ -1185,7 +1267,7 @@ def _dispatch(req):
 
 
 def _setup_stdio():
-    global _mark_fds, _fflush, _marks_optional, _std_out, _std_err
+    global _mark_fds, _marks_optional, _std_out, _std_err
     # Without -u, print() output would sit in a buffer while a child process
     # writes straight to the pipe, and the two would reorder.
     import io
@@ -1215,13 +1297,19 @@ def _setup_stdio():
         _marks_optional = all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in _mark_fds)
     except OSError:
         _marks_optional = False
+    _setup_c_stdio()
+
+
+def _setup_c_stdio():
+    global _fflush
     try:
         import ctypes
         try:
             libc = ctypes.CDLL(None)
             fflush = libc.fflush
         except (OSError, AttributeError):
-            fflush = ctypes.CDLL("libc.so.6").fflush
+            libc = ctypes.CDLL("libc.so.6")
+            fflush = libc.fflush
         fflush.argtypes = [ctypes.c_void_p]
         fflush.restype = ctypes.c_int
         _fflush = fflush
@@ -1271,7 +1359,7 @@ def _setup_namespace():
 
 
 def _main():
-    _signal(_SIGINT, _SIG_IGN)
+    _install_sigint()
     for fd in (_REQ_FD, _EVT_FD):
         try:
             os.set_inheritable(fd, False)

@@ -549,6 +549,86 @@ private slots:
         QCOMPARE(err(execution), stderrAtDone);
     }
 
+    // C code that writes through stdio leaves its output in the C library's buffers, which the
+    // Python driver must flush before every `done`: also in runs after one that left every stream
+    // flushed (the driver then only looks whether the streams changed), and for a stream C code
+    // opened itself on fd 1.
+    void pythonCStdioOutputArrivesBeforeDoneInEveryRun_data()
+    {
+        QTest::addColumn<QString>("setup");
+        QTest::addColumn<QString>("write"); // writes the bytes in `text`
+
+        QTest::newRow("fully buffered stdout")
+            << "import ctypes\n"
+               "libc = ctypes.CDLL(None)\n"
+               "buffer = ctypes.create_string_buffer(4096)\n"
+               "libc.setvbuf(ctypes.c_void_p.in_dll(libc, 'stdout'), buffer, 0, len(buffer))"
+            << "libc.printf(b'%s', text)";
+        QTest::newRow("stream opened on fd 1")
+            << "import ctypes, os\n"
+               "libc = ctypes.CDLL(None)\n"
+               "libc.fdopen.restype = ctypes.c_void_p\n"
+               "stream = ctypes.c_void_p(libc.fdopen(os.dup(1), b'w'))"
+            << "libc.fputs(text, stream)";
+    }
+
+    void pythonCStdioOutputArrivesBeforeDoneInEveryRun()
+    {
+        QFETCH(QString, setup);
+        QFETCH(QString, write);
+
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr prepared = run(context, setup);
+        QVERIFY(prepared);
+        VERIFY_EXEC(prepared->status() == "ok", prepared);
+        for (int i = 1; i <= 3; ++i) {
+            // No newline: a line-buffered stream would not hold it either.
+            const QString text = QStringLiteral("run %1").arg(i);
+            const ExecutionPtr execution =
+                run(context, QStringLiteral("text = b'%1'\n").arg(text) + write);
+            QVERIFY(execution);
+            VERIFY_EXEC(execution->status() == "ok", execution);
+            QCOMPARE(out(execution), text);
+        }
+    }
+
+    // The Python driver keeps one SIGINT handler that only raises while a cell runs: a SIGINT
+    // that reaches the idle worker is dropped, and an interrupt sent right after the request,
+    // before the driver armed, still stops the run (its frame waits on fd 3).
+    void pythonSigintWhileIdleIsDroppedAndInterruptRightAfterStartStops()
+    {
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr setup = run(context, QStringLiteral("x = 41"));
+        QVERIFY(setup);
+        VERIFY_EXEC(setup->status() == "ok", setup);
+        const qint64 pid = info(context).pid;
+        QVERIFY(pid > 0);
+
+        for (int i = 0; i < 20; ++i)
+            QCOMPARE(::kill(pid_t(pid), SIGINT), 0);
+        const ExecutionPtr afterSignals =
+            run(context, QStringLiteral("import time\ntime.sleep(0.2)\nprint(x + 1)"));
+        QVERIFY(afterSignals);
+        VERIFY_EXEC(afterSignals->status() == "ok", afterSignals);
+        QCOMPARE(out(afterSignals), QStringLiteral("42\n"));
+
+        for (int i = 0; i < 5; ++i) {
+            const ExecutionPtr busy = start(context, QStringLiteral("import time\ntime.sleep(30)"));
+            QVERIFY(busy);
+            QVERIFY(contexts().interruptExecution(busy->id()).ok());
+            QTRY_VERIFY_WITH_TIMEOUT(busy->isFinished(), kPromptly);
+            VERIFY_EXEC(busy->status() == "interrupted", busy);
+            VERIFY_EXEC(!doneOf(busy).value(QLatin1String("state_lost")).toBool(), busy);
+        }
+        const ExecutionPtr check = run(context, QStringLiteral("print(x + 1)"));
+        QVERIFY(check);
+        VERIFY_EXEC(check->status() == "ok", check);
+        QCOMPARE(out(check), QStringLiteral("42\n"));
+        QCOMPARE(info(context).pid, pid);
+    }
+
     void errorIsReportedAndStateKept_data()
     {
         QTest::addColumn<QString>("language");
@@ -666,6 +746,10 @@ private slots:
         QTest::newRow("python loop state")
             << "python" << "n = 0" << "print('looping', flush=True)\nwhile True:\n    n += 1"
             << "print(n > 0)" << "True\n" << "looping";
+        // A handler a cell installs lasts for that cell only: the next one is interruptible.
+        QTest::newRow("python after a cell ignored SIGINT")
+            << "python" << "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nx = 41"
+            << "while True: pass" << "print(x + 1)" << "42\n" << "";
         QTest::newRow("bash") << "bash" << "x=41" << "while true; do :; done"
                               << "echo $((x + 1))" << "42\n" << "";
         QTest::newRow("bash loop state")
