@@ -68,15 +68,27 @@ void JsonText::appendString(QByteArray &out, QStringView text)
     constexpr qsizetype kBlock = 512;
     constexpr qsizetype kWorst = 6;
     // Enough for plain text and one block's worst case: no reallocation unless it escapes a lot.
-    out.reserve(out.size() + text.size() + kBlock * kWorst + 2);
-    out += '"';
+    // Only when the room is missing, and then at least doubled: a document is many short
+    // strings appended to one array, and reserving an exact size for each would reallocate it
+    // for every one of them.
+    const qsizetype needed = out.size() + text.size() + std::min(text.size(), kBlock) * kWorst + 3;
+    if (out.capacity() < needed)
+        out.reserve(std::max(needed, 2 * out.capacity()));
     const char16_t *at = text.utf16();
     const char16_t *const end = at + text.size();
+    // The quotes are written through the pointer too: the first block's room includes both.
+    qsizetype written = out.size();
+    out.resize(written + std::min(text.size(), kBlock) * kWorst + 3);
+    char *dst = out.data() + written;
+    *dst++ = '"';
     while (at < end) {
         const char16_t *const blockEnd = at + std::min<qsizetype>(kBlock, end - at);
-        const qsizetype start = out.size();
-        out.resize(start + (blockEnd - at) * kWorst + 1);  // +1: a pair that ends past the block
-        char *dst = out.data() + start;
+        written = dst - out.constData();
+        // +2: a pair that ends past the block, and the closing quote.
+        if (out.size() < written + (blockEnd - at) * kWorst + 2) {
+            out.resize(written + (blockEnd - at) * kWorst + 2);
+            dst = out.data() + written;
+        }
         while (at < blockEnd) {
             if (blockEnd - at >= 4 && plainQuad(at)) {
                 // Four characters that need no escape, tested and copied together.
@@ -114,9 +126,9 @@ void JsonText::appendString(QByteArray &out, QStringView text)
                 }
             }
         }
-        out.resize(dst - out.constData());
     }
-    out += '"';
+    *dst++ = '"';
+    out.resize(dst - out.constData());
 }
 
 void JsonText::appendValue(QByteArray &out, const QJsonValue &value)

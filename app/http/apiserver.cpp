@@ -16,7 +16,6 @@
 
 #include <QDeadlineTimer>
 #include <QEventLoop>
-#include <QHttpServerRequest>
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QTcpSocket>
@@ -25,26 +24,6 @@
 namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcAccess, "replhost.http.access", QtWarningMsg)
-
-namespace {
-
-QByteArray methodName(QHttpServerRequest::Method method)
-{
-    switch (method) {
-    case QHttpServerRequest::Method::Get: return "GET";
-    case QHttpServerRequest::Method::Put: return "PUT";
-    case QHttpServerRequest::Method::Delete: return "DELETE";
-    case QHttpServerRequest::Method::Post: return "POST";
-    case QHttpServerRequest::Method::Head: return "HEAD";
-    case QHttpServerRequest::Method::Options: return "OPTIONS";
-    case QHttpServerRequest::Method::Patch: return "PATCH";
-    case QHttpServerRequest::Method::Connect: return "CONNECT";
-    case QHttpServerRequest::Method::Trace: return "TRACE";
-    default: return "UNKNOWN";
-    }
-}
-
-} // namespace
 
 ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *parent)
     : QObject(parent),
@@ -58,12 +37,6 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
       m_e2b(std::make_unique<E2bApi>(engine, m_streams)),
       m_httpMetrics(std::make_shared<HttpMetrics>())
 {
-    // No QHttpServer routes are registered: every request reaches the missing handler, which is
-    // our single entry point (see Router for why).
-    m_http.setMissingHandler([this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-        dispatch(request, std::move(responder));
-    });
-
     if (m_config.e2bOnly) {
         // No token protects this listener, so it serves nothing but the E2B routes.
         m_e2b->registerRoutes(m_router, QString());
@@ -85,7 +58,10 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
     m_openSandbox->registerRoutes(m_router, m_gate);
 }
 
-ApiServer::~ApiServer() = default;
+ApiServer::~ApiServer()
+{
+    delete m_tcp;
+}
 
 Result<void> ApiServer::listen()
 {
@@ -93,7 +69,12 @@ Result<void> ApiServer::listen()
         return makeError(QStringLiteral("bad_request"),
                          QStringLiteral("the E2B listener has no token, so it listens on a loopback "
                                         "address only, not %1").arg(m_config.address.toString()));
-    auto *tcp = new GuardedTcpServer(m_config.limits);
+    auto *tcp = new GuardedTcpServer(
+            m_config.limits,
+            [this](ConnectionGuard &guard, RequestFramer::Head head, QByteArray body) {
+                dispatch(guard, std::move(head), std::move(body));
+            },
+            this);
     if (!tcp->listen(m_config.address, m_config.port)) {
         const QString why = tcp->errorString();
         delete tcp;
@@ -103,7 +84,7 @@ Result<void> ApiServer::listen()
                                  .arg(m_config.port)
                                  .arg(why));
     }
-    m_http.bind(tcp);  // takes ownership
+    delete m_tcp;
     m_tcp = tcp;
     m_gate.setEndpoint(tcp->serverAddress(), tcp->serverPort());
     return {};
@@ -158,31 +139,14 @@ QString ApiServer::baseUrl() const
     return QStringLiteral("http://%1:%2").arg(name).arg(port());
 }
 
-void ApiServer::dispatch(const QHttpServerRequest &request, QHttpServerResponder &&responder)
+void ApiServer::dispatch(ConnectionGuard &guard, RequestFramer::Head head, QByteArray body)
 {
-    QTcpSocket *socket = responder.socket();
-    ConnectionGuard *guard = ConnectionGuard::of(socket);
-    QByteArray method = methodName(request.method());
-    bool closeAfter = false;
-    bool http11 = true;
-    if (guard) {
-        if (guard->isClosing())
-            return;  // a request pipelined behind "Connection: close" or a refusal: not answered
-        const std::optional<RequestFramer::Head> head = guard->takeHead();
-        if (!head || (method != "UNKNOWN" && head->method != method)) {
-            // The guard and Qt disagree about the request stream; nothing on this connection
-            // can be trusted any more.
-            qCCritical(lcAccess) << "request framing mismatch; closing the connection";
-            guard->abortConnection();
-            return;
-        }
-        method = head->method;
-        closeAfter = head->wantsClose;
-        http11 = head->httpMinor >= 1;
-    }
-
+    const bool closeAfter = head.wantsClose;
+    const bool http11 = head.httpMinor >= 1;
+    QTcpSocket *socket = guard.socket();
     auto exchange = std::make_shared<HttpExchange>(
-            std::move(responder), HttpRequest::fromQt(request, method), closeAfter, guard);
+            socket, HttpRequest::fromHead(std::move(head), std::move(body), socket->peerAddress()),
+            closeAfter, &guard);
     // Before anything reads the path (the access log below): a token in it is taken out.
     m_gate.takePathToken(exchange->request());
     exchange->setChunkedAllowed(http11);
@@ -191,10 +155,7 @@ void ApiServer::dispatch(const QHttpServerRequest &request, QHttpServerResponder
             alive->record(route, status);
     });
     qCInfo(lcAccess).noquote() << exchange->request().method << exchange->request().path;
-    if (guard)
-        guard->submit([this, exchange] { handle(exchange); });
-    else
-        handle(exchange);
+    guard.submit([this, exchange] { handle(exchange); });
 }
 
 void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)

@@ -2,13 +2,14 @@
 #pragma once
 
 #include "apiserverconfig.h"
+#include "requestframer.h"
 #include "router.h"
 #include "securitygate.h"
 #include "streamlimiter.h"
 
 #include <replhost/sdk/result.h>
 
-#include <QHttpServer>
+#include <QHostAddress>
 #include <QObject>
 #include <QPointer>
 
@@ -21,21 +22,22 @@ namespace replhost::http {
 class CommandsApi;
 class E2bApi;
 class FilesApi;
+class ConnectionGuard;
 class HttpMetrics;
 class GuardedTcpServer;
 class HttpExchange;
 class NativeApi;
 class OpenSandboxApi;
 
-// The HTTP face of an Engine: one QHttpServer on one address, every connection guarded
-// (ConnectionGuard), every request passed through the SecurityGate, then routed (Router) to the
+// The HTTP face of an Engine: one listening socket on one address, every connection read and
+// guarded by a ConnectionGuard, every request passed through the SecurityGate, then routed (Router) to the
 // native API v1 (NativeApi, FilesApi, CommandsApi) and the E2B-compatible routes under
 // /e2b/<token>/ (E2bApi) and the OpenSandbox-compatible ones under /opensandbox/
 // (OpenSandboxApi). GET /healthz is the only route that needs no token; GET /metrics
 // serves the engine's and the server's counters in the Prometheus format. With
 // ApiServerConfig::e2bOnly it serves the E2B routes alone, at the root and without a token.
 //
-// Ownership: owns the HTTP server, its listening socket and connections. The engine must
+// Ownership: owns its listening socket and connections. The engine must
 // outlive this object. Threading: the engine's thread; create, listen and destroy there.
 class ApiServer : public QObject {
     Q_OBJECT
@@ -62,7 +64,7 @@ public:
     Router &router() { return m_router; }
 
 private:
-    void dispatch(const QHttpServerRequest &request, QHttpServerResponder &&responder);
+    void dispatch(ConnectionGuard &guard, RequestFramer::Head head, QByteArray body);
     void handle(const std::shared_ptr<HttpExchange> &exchange);
     void metrics(const std::shared_ptr<HttpExchange> &exchange);
 
@@ -78,8 +80,9 @@ private:
     std::unique_ptr<OpenSandboxApi> m_openSandbox;  // absent on an E2B-only listener
     // Shared with the exchanges' observers, which may answer after the server is gone.
     std::shared_ptr<HttpMetrics> m_httpMetrics;
-    QHttpServer m_http;
-    QPointer<GuardedTcpServer> m_tcp;  // owned by m_http after bind()
+    // A child of this object, deleted first in the destructor: its connections' exchanges and
+    // streams use the members above.
+    QPointer<GuardedTcpServer> m_tcp;
 };
 
 } // namespace replhost::http

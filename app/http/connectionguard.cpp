@@ -12,17 +12,20 @@ namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcGuard, "replhost.http.connection", QtInfoMsg)
 
-ConnectionGuard::ConnectionGuard(QTcpSocket *socket, QObject *httpServer,
-                                 const ConnectionLimits &limits)
-    : QObject(socket), m_socket(socket), m_server(httpServer), m_limits(limits), m_framer(limits)
+ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const ConnectionLimits &limits,
+                                 RequestHandler handler)
+    : QObject(socket), m_socket(socket), m_limits(limits), m_handler(std::move(handler)),
+      m_framer(limits)
 {
-    // Connected before the HTTP server sees the socket: this slot runs before Qt's parser.
-    connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::beforeServerRead);
+    connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::readRequests);
 
+    // The idle timer is not restarted on every request: activity only moves m_lastActivity, and
+    // the timer, when it fires early, waits for the rest (a timer restart per request costs
+    // more than the clock read).
     m_idleTimer.setSingleShot(true);
-    m_idleTimer.setInterval(m_limits.idleTimeoutMs);
     connect(&m_idleTimer, &QTimer::timeout, this, &ConnectionGuard::onIdleTimeout);
-    m_idleTimer.start();
+    m_lastActivity.start();
+    m_idleTimer.start(m_limits.idleTimeoutMs);
     // A client still downloading an answer is not idle.
     connect(socket, &QIODevice::bytesWritten, this, &ConnectionGuard::restartIdleTimer);
 
@@ -41,58 +44,44 @@ ConnectionGuard::~ConnectionGuard()
     m_waiting.clear();
 }
 
-ConnectionGuard *ConnectionGuard::of(const QTcpSocket *socket)
-{
-    return socket ? socket->findChild<ConnectionGuard *>(QString(), Qt::FindDirectChildrenOnly)
-                  : nullptr;
-}
-
-void ConnectionGuard::attachAfterServer()
-{
-    connect(m_socket, &QIODevice::readyRead, this, &ConnectionGuard::afterServerRead);
-}
-
-void ConnectionGuard::beforeServerRead()
+void ConnectionGuard::readRequests()
 {
     if (!m_socket)
         return;
     if (m_lingering) {
-        // Qt's parser is detached: discard what the client still sends, keeping nothing.
+        // Discard what the client still sends, keeping nothing.
         m_socket->skip(m_socket->bytesAvailable());
         return;
     }
-    const qint64 available = m_socket->bytesAvailable();
-    if (available <= m_scanned)
-        return;  // a re-emitted readyRead for bytes already seen
+    const QByteArray bytes = m_socket->readAll();
+    if (bytes.isEmpty())
+        return;
     restartIdleTimer();
-    const QByteArray fresh = m_socket->peek(available).sliced(m_scanned);
-    m_scanned = available;
 
-    for (const RequestFramer::Step &step : m_framer.feed(fresh)) {
-        if (step.kind == RequestFramer::Step::Kind::Rejected) {
+    for (RequestFramer::Step &step : m_framer.feed(bytes)) {
+        if (m_closing)
+            return;
+        switch (step.kind) {
+        case RequestFramer::Step::Kind::Rejected:
             refuse(step.rejection);
             return;
+        case RequestFramer::Step::Kind::HeadComplete:
+            // Clients that send "Expect: 100-continue" (curl does, for bodies over 1 MiB) wait
+            // for it. Only when nothing else is being answered, so the interim response cannot
+            // land inside another response.
+            if (step.head.expectsContinue && !m_closeRequested && !m_responding && m_waiting.empty())
+                m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+            break;
+        case RequestFramer::Step::Kind::RequestComplete:
+            if (m_closeRequested)
+                break;  // pipelined behind "Connection: close": not answered
+            m_closeRequested = step.head.wantsClose;
+            m_handler(*this, std::move(step.head), std::move(step.body));
+            if (!m_socket)
+                return;
+            break;
         }
-        m_heads.append(step.head);
-        // Qt 6.4 never sends "100 Continue", so clients that wait for it (curl does, for bodies
-        // over 1 MiB) would stall for a second. Only when nothing else is being answered, so the
-        // interim response cannot land inside another response.
-        if (step.head.expectsContinue && !m_responding && m_waiting.empty() && m_heads.size() == 1)
-            m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
     }
-}
-
-void ConnectionGuard::afterServerRead()
-{
-    if (m_socket && !m_lingering)
-        m_scanned = m_socket->bytesAvailable();
-}
-
-std::optional<RequestFramer::Head> ConnectionGuard::takeHead()
-{
-    if (m_heads.isEmpty())
-        return std::nullopt;
-    return m_heads.takeFirst();
 }
 
 void ConnectionGuard::submit(std::function<void()> respond)
@@ -109,7 +98,6 @@ void ConnectionGuard::submit(std::function<void()> respond)
         return;
     }
     m_responding = true;
-    m_idleTimer.stop();
     respond();
 }
 
@@ -125,7 +113,6 @@ void ConnectionGuard::endResponse(bool close)
         std::function<void()> next = std::move(m_waiting.front());
         m_waiting.pop_front();
         m_responding = true;
-        m_idleTimer.stop();
         next();
     }
 }
@@ -161,21 +148,13 @@ void ConnectionGuard::closeLingering()
 {
     m_closing = true;
     m_waiting.clear();
-    m_heads.clear();
     m_idleTimer.stop();
     if (!m_socket || m_lingering)
         return;
     m_lingering = true;
 
-    // Qt's parser must not read another byte of this connection: not the refused body, not a
-    // request pipelined after "Connection: close". Disconnecting during the readyRead emission
-    // also stops Qt's slot from running for the bytes that triggered it.
-    if (m_server)
-        QObject::disconnect(m_socket, &QIODevice::readyRead, m_server, nullptr);
-    // Qt reads requests inside a read transaction, which keeps every byte it has read; end it
-    // so what we discard from now on is really freed.
-    if (m_socket->isTransactionStarted())
-        m_socket->commitTransaction();
+    // Nothing more of this connection is parsed: not the refused body, not a request pipelined
+    // after "Connection: close".
     m_socket->skip(m_socket->bytesAvailable());
 
     // Lingering close: send everything, then FIN, and keep discarding input until the client
@@ -206,7 +185,11 @@ void ConnectionGuard::onIdleTimeout()
     if (!m_socket || m_closing)
         return;
     if (m_responding || !m_waiting.empty()) {
-        m_idleTimer.start();  // an answer is being produced: not idle
+        m_idleTimer.start(m_limits.idleTimeoutMs);  // an answer is being produced: not idle
+        return;
+    }
+    if (const qint64 left = m_limits.idleTimeoutMs - m_lastActivity.elapsed(); left > 0) {
+        m_idleTimer.start(int(left));  // there was traffic since the timer was started
         return;
     }
     qCDebug(lcGuard) << "closing idle connection";
@@ -219,8 +202,11 @@ void ConnectionGuard::onIdleTimeout()
 
 void ConnectionGuard::restartIdleTimer()
 {
-    if (!m_closing)
-        m_idleTimer.start();
+    if (m_closing)
+        return;
+    m_lastActivity.start();
+    if (!m_idleTimer.isActive())
+        m_idleTimer.start(m_limits.idleTimeoutMs);
 }
 
 } // namespace replhost::http

@@ -4,52 +4,45 @@
 #include "connectionlimits.h"
 #include "requestframer.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
+#include <QTcpSocket>
 #include <QTimer>
 
 #include <deque>
 #include <functional>
-#include <optional>
 
-class QTcpSocket;
 
 namespace replhost::http {
 
-// Closes the gaps Qt HttpServer 6.4 leaves on one connection: body size, header count and size,
-// "Connection: close", idle connections, and the order of answers to pipelined requests.
+// One HTTP/1.x connection: it reads the socket, parses requests (RequestFramer, the server's only
+// HTTP parser) and hands each complete request to the handler, and enforces what the protocol
+// leaves to the server: body size, header count and size, "Connection: close", idle connections,
+// "100 Continue", and the order of answers to pipelined requests.
 //
-// How: GuardedTcpServer creates the socket, constructs the guard (which connects its readyRead
-// slot first) and only then hands the socket to QHttpServer, which connects its own parser after
-// ours. Qt invokes slots in connection order, so on every readyRead the guard looks at the new
-// bytes (peek, nothing consumed) before Qt's parser reads them. When a request is refused, the
-// guard disconnects Qt's parser from the socket during that same signal emission, so Qt never
-// reads or buffers the refused request, and then answers it itself. A second slot, connected
-// after Qt's, records how many bytes Qt left unread, so every byte is scanned exactly once.
-// (Verified against the Qt 6.4.2 sources and by tests/http.)
+// A refused request (413, 431, malformed framing) is answered here and ends the connection
+// gracefully: the answer is sent, then what the client still sends is read and dropped until it
+// closes or the linger time is over, so it reads the answer instead of a reset.
 //
-// The HTTP layer tells the guard when Qt hands over a request (takeHead) and when its answer is
-// complete (endResponse); submit() holds later pipelined requests back until then.
+// The HTTP layer tells the guard when an answer is complete (endResponse); submit() holds later
+// pipelined requests back until then.
 //
-// Ownership: a child of its socket, so it goes when Qt deletes the socket.
+// Ownership: a child of its socket, so it goes when the socket is deleted (on disconnect).
 // Threading: the socket's thread only.
 class ConnectionGuard : public QObject {
     Q_OBJECT
 public:
-    // `httpServer` is the QAbstractHttpServer whose parser the guard may detach from the socket.
-    ConnectionGuard(QTcpSocket *socket, QObject *httpServer, const ConnectionLimits &limits);
+    // Called once per complete request, in the order they arrive, never after a request that
+    // asked to close the connection. It answers through submit() (usually via an HttpExchange).
+    using RequestHandler = std::function<void(ConnectionGuard &guard, RequestFramer::Head head,
+                                              QByteArray body)>;
+
+    // `handler` must outlive the socket (the HTTP server that owns the listening socket).
+    ConnectionGuard(QTcpSocket *socket, const ConnectionLimits &limits, RequestHandler handler);
     ~ConnectionGuard() override;
 
-    // The guard installed on `socket`, or null.
-    static ConnectionGuard *of(const QTcpSocket *socket);
-
-    // Connects the slot that must run after Qt's parser. Call once the HTTP server has taken the
-    // socket (it does so synchronously inside QTcpServer::addPendingConnection()).
-    void attachAfterServer();
-
-    // The head of the oldest request that passed the gate and has not been handed over yet; Qt
-    // hands requests over in the order they arrive. Empty only if the two parsers disagree.
-    std::optional<RequestFramer::Head> takeHead();
+    QTcpSocket *socket() const { return m_socket; }
 
     // Runs `respond` now when no answer is being written on this connection, otherwise after
     // the answers before it (HTTP/1.1 answers in request order). `respond` must lead to exactly
@@ -67,8 +60,7 @@ public:
     void abortConnection();
 
 private:
-    void beforeServerRead();
-    void afterServerRead();
+    void readRequests();
     void refuse(const RequestFramer::Rejection &rejection);
     void closeLingering();
     void halfCloseWhenWritten();
@@ -76,18 +68,16 @@ private:
     void restartIdleTimer();
 
     QPointer<QTcpSocket> m_socket;
-    QPointer<QObject> m_server;
     const ConnectionLimits m_limits;
+    const RequestHandler m_handler;
     RequestFramer m_framer;
-    // Bytes at the front of the socket's unread buffer that the framer has already seen (Qt left
-    // them unread, e.g. a pipelined request behind the one it just parsed).
-    qint64 m_scanned = 0;
-    QList<RequestFramer::Head> m_heads;
     std::deque<std::function<void()>> m_waiting;
     bool m_responding = false;
+    bool m_closeRequested = false;  // a request asked to close: later ones are not answered
     bool m_closing = false;
     bool m_lingering = false;
     bool m_halfClosed = false;
+    QElapsedTimer m_lastActivity;  // since the last byte read or written, or answer completed
     QTimer m_idleTimer;
     QTimer m_lingerTimer;
 };

@@ -5,13 +5,12 @@
 
 namespace replhost::http {
 
-// What one HTTP connection may cost the server. Enforced by ConnectionGuard before Qt HttpServer
-// sees a byte, because Qt HttpServer 6.4 enforces none of it (see docs/http-api.md, "Limits").
+// What one HTTP connection may cost the server. Enforced by ConnectionGuard and RequestFramer as
+// the request arrives (see docs/http-api.md, "Limits").
 struct ConnectionLimits {
     // Largest request body accepted (Content-Length or the sum of chunk sizes). Bigger → 413.
     qint64 maxBodyBytes = 32 * 1024 * 1024;
-    // More header fields than this → 431 (Qt 6.4 silently drops *all* headers past 100, which
-    // would turn an authenticated request into an anonymous one).
+    // More header fields than this → 431.
     int maxHeaderCount = 100;
     // Request line plus header fields, in bytes. Bigger → 431.
     int maxHeaderBytes = 64 * 1024;

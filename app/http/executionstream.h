@@ -25,8 +25,8 @@ class HttpExchange;
 // bytes are (SseStream: Server-Sent Events; E2bExecutionStream: E2B's NDJSON) and what a client
 // that leaves early means.
 //
-// The socket is held in a QPointer and checked before every write: Qt deletes it when the
-// client goes, and writing through a stale pointer would crash the server (Qt 6.4.2).
+// The socket is held in a QPointer and checked before every write: it is deleted when the
+// client goes, and writing through a stale pointer would crash the server.
 //
 // Back-pressure: the stream is a cursor over the execution's events, not a queue. While the
 // socket holds more than kHighWaterBytes unsent, nothing more is written; the stream resumes

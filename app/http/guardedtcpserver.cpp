@@ -10,8 +10,9 @@ namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcTcp, "replhost.http.tcp", QtInfoMsg)
 
-GuardedTcpServer::GuardedTcpServer(const ConnectionLimits &limits, QObject *parent)
-    : QTcpServer(parent), m_limits(limits)
+GuardedTcpServer::GuardedTcpServer(const ConnectionLimits &limits,
+                                   ConnectionGuard::RequestHandler handler, QObject *parent)
+    : QTcpServer(parent), m_limits(limits), m_handler(std::move(handler))
 {
 }
 
@@ -27,22 +28,9 @@ void GuardedTcpServer::incomingConnection(qintptr socketDescriptor)
     // one back until the client acknowledged the previous one, which a client that delays its
     // ACKs does for up to 40 ms.
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    // parent() is the HTTP server once bind() has been called; connections arrive only after.
-    auto *guard = new ConnectionGuard(socket, parent(), m_limits);
-
-    // Emits pendingConnectionAvailable(), on which QAbstractHttpServer takes the socket and
-    // connects its parser, synchronously (Qt 6.4: QAbstractHttpServerPrivate::handleNewConnections).
-    addPendingConnection(socket);
-    if (hasPendingConnections()) {
-        // Not taken synchronously (a Qt that behaves differently): the after-read slot would
-        // run before Qt's parser and could miscount, so refuse to serve rather than guess.
-        qCCritical(lcTcp) << "the HTTP server did not take the connection synchronously; closing it";
-        nextPendingConnection();
-        socket->abort();
-        socket->deleteLater();
-        return;
-    }
-    guard->attachAfterServer();
+    // Deleted later, not at once: an exchange or a stream may be on the stack when it goes.
+    connect(socket, &QAbstractSocket::disconnected, socket, &QObject::deleteLater);
+    new ConnectionGuard(socket, m_limits, m_handler);
 }
 
 } // namespace replhost::http

@@ -1,28 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "connectionguard.h"
 #include "connectionlimits.h"
 
 #include <QTcpServer>
 
 namespace replhost::http {
 
-// The listening socket handed to QHttpServer::bind(). It creates each connection's socket itself
-// so that a ConnectionGuard is attached (and its readyRead slot connected) before QHttpServer
-// connects its own parser to the socket.
+// The listening socket. Each accepted connection gets a ConnectionGuard, which reads its requests
+// and hands them to `handler`.
 //
-// Ownership: QHttpServer::bind() reparents it to the HTTP server; sockets are its children until
-// the HTTP server deletes them. Threading: the thread it was created in.
+// Ownership: accepted sockets are its children, each deleted once it has disconnected.
+// Threading: the thread it was created in.
 class GuardedTcpServer : public QTcpServer {
     Q_OBJECT
 public:
-    explicit GuardedTcpServer(const ConnectionLimits &limits, QObject *parent = nullptr);
+    GuardedTcpServer(const ConnectionLimits &limits, ConnectionGuard::RequestHandler handler,
+                     QObject *parent = nullptr);
 
 protected:
     void incomingConnection(qintptr socketDescriptor) override;
 
 private:
     ConnectionLimits m_limits;
+    ConnectionGuard::RequestHandler m_handler;
 };
 
 } // namespace replhost::http

@@ -10,15 +10,16 @@
 #include <QLoggingCategory>
 #include <QTcpSocket>
 
+#include <sys/socket.h>
+
 namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcExchange, "replhost.http.exchange", QtInfoMsg)
 
-HttpExchange::HttpExchange(QHttpServerResponder &&responder, HttpRequest request, bool closeAfter,
+HttpExchange::HttpExchange(QTcpSocket *socket, HttpRequest request, bool closeAfter,
                            ConnectionGuard *guard)
-    : m_responder(std::move(responder)),
-      m_request(std::move(request)),
-      m_socket(m_responder.socket()),
+    : m_request(std::move(request)),
+      m_socket(socket),
       m_guard(guard),
       m_closeAfter(closeAfter)
 {
@@ -60,6 +61,27 @@ bool HttpExchange::write(const QByteArray &bytes)
     return m_socket->write(bytes) == bytes.size();
 }
 
+bool HttpExchange::writeAnswer(const QByteArray &bytes)
+{
+    if (!isConnected())
+        return false;
+    // A whole answer is written to the kernel at once when nothing is queued before it. Through
+    // QTcpSocket it would wait for the next pass of the event loop, and enabling and disabling
+    // the socket's write notifier for it wakes the loop twice more. What the kernel does not
+    // take (a full send buffer) is queued on the socket, which keeps the order.
+    qsizetype sent = 0;
+    if (m_socket->bytesToWrite() == 0) {
+        const ssize_t n = ::send(int(m_socket->socketDescriptor()), bytes.constData(),
+                                 size_t(bytes.size()), MSG_NOSIGNAL | MSG_DONTWAIT);
+        // An error other than a full buffer is left for the socket to meet and report.
+        if (n > 0)
+            sent = n;
+    }
+    if (sent == bytes.size())
+        return true;
+    return m_socket->write(bytes.constData() + sent, bytes.size() - sent) == bytes.size() - sent;
+}
+
 void HttpExchange::complete()
 {
     if (m_completed)
@@ -88,12 +110,12 @@ void HttpExchange::send(int status, const QByteArray &contentType, const QByteAr
         headers.prepend({"Content-Type", contentType});
     // 204 and 1xx answers have no body and must not carry Content-Length (RFC 9110 §8.6).
     if (status == 204) {
-        write(HttpResponse::head(status, headers));
+        writeAnswer(HttpResponse::head(status, headers));
     } else if (m_request.method == "HEAD") {
         headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
-        write(HttpResponse::head(status, headers));
+        writeAnswer(HttpResponse::head(status, headers));
     } else {
-        write(HttpResponse::full(status, headers, body));
+        writeAnswer(HttpResponse::full(status, headers, body));
     }
     complete();
 }

@@ -6,7 +6,6 @@
 
 #include <replhost/sdk/result.h>
 
-#include <QHttpServerResponder>
 #include <QJsonValue>
 #include <QPointer>
 
@@ -27,14 +26,12 @@ class ConnectionGuard;
 // Exactly one answer per exchange: send*/sendError, or beginStream + writeChunk… + endStream.
 // If the client has left, the calls do nothing and report it (isConnected()).
 //
-// Ownership: shared (handlers that answer later keep a std::shared_ptr). It owns the
-// QHttpServerResponder it was given, but writes through its own guarded socket pointer.
-// Destroying an exchange that never answered aborts the connection (a handler bug; a late
+// Ownership: shared (handlers that answer later keep a std::shared_ptr). It writes through a
+// guarded pointer to the connection's socket, which it does not own. Destroying an exchange that never answered aborts the connection (a handler bug; a late
 // answer would be out of order). Threading: the socket's thread only.
 class HttpExchange {
 public:
-    HttpExchange(QHttpServerResponder &&responder, HttpRequest request, bool closeAfter,
-                 ConnectionGuard *guard);
+    HttpExchange(QTcpSocket *socket, HttpRequest request, bool closeAfter, ConnectionGuard *guard);
     ~HttpExchange();
     HttpExchange(const HttpExchange &) = delete;
     HttpExchange &operator=(const HttpExchange &) = delete;
@@ -80,10 +77,11 @@ public:
 private:
     HeaderList commonHeaders() const;
     bool write(const QByteArray &bytes);
+    // write() for a complete answer: straight to the kernel when nothing is queued before it.
+    bool writeAnswer(const QByteArray &bytes);
     void complete();
     void answering(int status);
 
-    QHttpServerResponder m_responder;
     HttpRequest m_request;
     QPointer<QTcpSocket> m_socket;
     QPointer<ConnectionGuard> m_guard;

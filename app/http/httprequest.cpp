@@ -1,22 +1,46 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "httprequest.h"
 
-#include <QHttpServerRequest>
+#include <QUrl>
+
+#include <algorithm>
 
 namespace replhost::http {
 
-HttpRequest HttpRequest::fromQt(const QHttpServerRequest &request, const QByteArray &method)
+namespace {
+
+// Characters QUrl keeps as they are in a fully encoded path or query. A target made only of
+// these (the usual case) is split without building a QUrl. '%' is not among them: QUrl
+// normalises escapes (decoding unreserved ones), so such targets take the QUrl path.
+bool isVerbatimTargetChar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+            || QByteArrayView("-._~/?!$&'()*+,;=:@").contains(c);
+}
+
+} // namespace
+
+HttpRequest HttpRequest::fromHead(RequestFramer::Head head, QByteArray body,
+                                  const QHostAddress &remoteAddress)
 {
     HttpRequest r;
-    r.method = method;
-    // Only the path and query of url() are used: Qt builds its authority from the client's Host
-    // header, which SecurityGate checks separately.
-    const QUrl url = request.url();
-    r.path = url.path(QUrl::FullyEncoded);
-    r.query = QUrlQuery(url.query(QUrl::FullyEncoded));
-    r.headers = request.headers();
-    r.body = request.body();
-    r.remoteAddress = request.remoteAddress();
+    const QByteArray &target = head.target;
+    const bool verbatim = target.startsWith('/')
+            && std::all_of(target.cbegin(), target.cend(), isVerbatimTargetChar);
+    if (verbatim) {
+        const qsizetype question = target.indexOf('?');
+        r.path = QString::fromLatin1(question < 0 ? target : target.first(question));
+        if (question >= 0)
+            r.query = QUrlQuery(QString::fromLatin1(target.sliced(question + 1)));
+    } else {
+        const QUrl url = QUrl::fromEncoded(target);
+        r.path = url.path(QUrl::FullyEncoded);
+        r.query = QUrlQuery(url.query(QUrl::FullyEncoded));
+    }
+    r.method = std::move(head.method);
+    r.headers = std::move(head.fields);
+    r.body = std::move(body);
+    r.remoteAddress = remoteAddress;
     return r;
 }
 

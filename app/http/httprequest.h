@@ -9,15 +9,16 @@
 #include <QString>
 #include <QUrlQuery>
 
+#include "requestframer.h"
+
 #include <replhost/sdk/result.h>
 
-class QHttpServerRequest;
 
 namespace replhost::http {
 
-// A copy of what a handler needs from a request. Qt 6.4 reuses one QHttpServerRequest per
-// connection and only lends it for the duration of the call, while our answers may come later
-// (pipelined requests wait their turn, executions finish later), so we copy.
+// What a handler needs from a request, built from what RequestFramer parsed. A plain value: an
+// answer may come long after the request (pipelined requests wait their turn, executions finish
+// later).
 struct HttpRequest {
     QByteArray method;        // as sent: "GET", "POST", ...
     QString path;             // percent-encoded path, without the query
@@ -29,7 +30,10 @@ struct HttpRequest {
     // A token sent as a path segment, taken out of `path` on arrival (SecurityGate::takePathToken).
     QByteArray pathToken;
 
-    static HttpRequest fromQt(const QHttpServerRequest &request, const QByteArray &method);
+    // `head.target` is split into path and query: an origin-form target ("/v1/x?y=1") as sent;
+    // any other form, or one with characters a URL would re-encode, through QUrl.
+    static HttpRequest fromHead(RequestFramer::Head head, QByteArray body,
+                                const QHostAddress &remoteAddress);
 
     // First header with this name (case-insensitive), or empty.
     QByteArray header(QByteArrayView name) const;

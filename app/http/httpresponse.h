@@ -10,10 +10,8 @@ namespace replhost::http {
 
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
-// Serializes HTTP/1.1 responses. We write responses ourselves instead of through
-// QHttpServerResponder: in Qt 6.4 the responder holds a raw socket pointer, has no chunked
-// framing and writes no Connection header, and every write we make must first check that the
-// socket is still there (see HttpExchange).
+// Serializes HTTP/1.1 responses. Every write of one must first check that the socket is still
+// there (see HttpExchange).
 class HttpResponse {
 public:
     // "HTTP/1.1 <status> <reason>\r\n" + headers + "\r\n". The caller adds Content-Length or

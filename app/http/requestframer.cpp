@@ -28,6 +28,24 @@ QByteArrayView withoutCr(QByteArrayView line)
     return line.endsWith('\r') ? line.chopped(1) : line;
 }
 
+// Where the header block that starts `data` ends (just after its blank line: "\n\r\n" or
+// "\n\n"), searching from `from`; -1 when it has not arrived yet.
+qsizetype headEnd(QByteArrayView data, qsizetype from)
+{
+    for (qsizetype nl = data.indexOf('\n', from); nl >= 0; nl = data.indexOf('\n', nl + 1)) {
+        if (nl + 1 < data.size() && data[nl + 1] == '\n')
+            return nl + 2;
+        if (nl + 2 < data.size() && data[nl + 1] == '\r' && data[nl + 2] == '\n')
+            return nl + 3;
+    }
+    return -1;
+}
+
+bool equalsLower(QByteArrayView value, QByteArrayView lower)
+{
+    return value.size() == lower.size() && value.compare(lower, Qt::CaseInsensitive) == 0;
+}
+
 } // namespace
 
 RequestFramer::RequestFramer(const ConnectionLimits &limits) : m_limits(limits) {}
@@ -49,10 +67,11 @@ QList<RequestFramer::Step> RequestFramer::feed(QByteArrayView data)
             break;
         case State::Body: {
             const qsizetype n = qsizetype(std::min<qint64>(m_remaining, rest.size()));
+            m_body.append(rest.first(n));
             m_remaining -= n;
             i += n;
             if (m_remaining == 0)
-                m_state = State::Head;
+                completeRequest(steps);
             break;
         }
         case State::ChunkSize:
@@ -61,6 +80,7 @@ QList<RequestFramer::Step> RequestFramer::feed(QByteArrayView data)
             break;
         case State::ChunkData: {
             const qsizetype n = qsizetype(std::min<qint64>(m_remaining, rest.size()));
+            m_body.append(rest.first(n));
             m_remaining -= n;
             i += n;
             if (m_remaining == 0) {
@@ -95,12 +115,18 @@ qsizetype RequestFramer::feedHead(QByteArrayView data, QList<Step> &steps)
 {
     qsizetype skipped = 0;
     if (m_buffer.isEmpty()) {
-        // Empty lines before a request line are allowed (RFC 9112 §2.2) and Qt skips them too.
+        // Empty lines before a request line are allowed (RFC 9112 §2.2).
         while (skipped < data.size() && (data[skipped] == '\r' || data[skipped] == '\n'))
             ++skipped;
         data = data.sliced(skipped);
         if (data.isEmpty())
             return skipped;
+        // The usual case: the whole head arrived in one read, so it is parsed where it lies.
+        const qsizetype end = headEnd(data, 0);
+        if (end >= 0 && end <= m_limits.maxHeaderBytes) {
+            finishHead(data.first(end), steps);
+            return skipped + end;
+        }
     }
 
     // Take no more than can still fit, plus the terminator, so a flood never grows the buffer.
@@ -109,14 +135,7 @@ qsizetype RequestFramer::feedHead(QByteArrayView data, QList<Step> &steps)
     const qsizetype searchFrom = std::max<qsizetype>(0, m_buffer.size() - 3);
     m_buffer.append(data.first(take));
 
-    qsizetype end = -1;
-    const qsizetype crlf = m_buffer.indexOf("\n\r\n", searchFrom);
-    const qsizetype lf = m_buffer.indexOf("\n\n", searchFrom);
-    if (crlf >= 0)
-        end = crlf + 3;
-    if (lf >= 0 && (end < 0 || lf + 2 < end))
-        end = lf + 2;
-
+    const qsizetype end = headEnd(m_buffer, searchFrom);
     if (end < 0) {
         if (m_buffer.size() > m_limits.maxHeaderBytes) {
             reject(steps, 431, QStringLiteral("header_fields_too_large"),
@@ -127,32 +146,47 @@ qsizetype RequestFramer::feedHead(QByteArrayView data, QList<Step> &steps)
     }
 
     const qsizetype consumed = take - (m_buffer.size() - end);
-    m_buffer.truncate(end);
-    if (m_buffer.size() > m_limits.maxHeaderBytes) {
+    if (end > m_limits.maxHeaderBytes) {
         reject(steps, 431, QStringLiteral("header_fields_too_large"),
                QStringLiteral("request header block is larger than %1 bytes")
                        .arg(m_limits.maxHeaderBytes));
         return skipped + consumed;
     }
-    finishHead(steps);
+    const QByteArray block = std::exchange(m_buffer, {}).first(end);
+    finishHead(block, steps);
     return skipped + consumed;
 }
 
-void RequestFramer::finishHead(QList<Step> &steps)
+void RequestFramer::finishHead(QByteArrayView block, QList<Step> &steps)
 {
-    const QByteArray block = std::exchange(m_buffer, {});
-    const QList<QByteArray> lines = block.split('\n');
-
+    qsizetype lineEnd = block.indexOf('\n');
     Head head;
     {
-        QList<QByteArray> parts = withoutCr(lines.front()).toByteArray().split(' ');
-        parts.removeAll(QByteArray());
-        if (parts.size() != 3) {
+        // Request line: method, target and version, separated by (runs of) spaces.
+        const QByteArrayView line = withoutCr(block.first(lineEnd));
+        QByteArrayView parts[3];
+        int count = 0;
+        for (qsizetype at = 0; at < line.size();) {
+            if (line[at] == ' ') {
+                ++at;
+                continue;
+            }
+            qsizetype space = line.indexOf(' ', at);
+            if (space < 0)
+                space = line.size();
+            if (count == 3) {
+                count = 4;
+                break;
+            }
+            parts[count++] = line.sliced(at, space - at);
+            at = space;
+        }
+        if (count != 3) {
             reject(steps, 400, QStringLiteral("bad_request"), QStringLiteral("malformed request line"));
             return;
         }
-        head.method = parts[0];
-        head.target = parts[1];
+        head.method = parts[0].toByteArray();
+        head.target = parts[1].toByteArray();
         if (parts[2] == "HTTP/1.1") {
             head.httpMinor = 1;
         } else if (parts[2] == "HTTP/1.0") {
@@ -173,8 +207,12 @@ void RequestFramer::finishHead(QList<Step> &steps)
     bool expectContinue = false;
     qint64 length = 0;
 
-    for (qsizetype n = 1; n < lines.size(); ++n) {
-        const QByteArrayView line = withoutCr(lines[n]);
+    while (lineEnd + 1 < block.size()) {
+        const qsizetype start = lineEnd + 1;
+        lineEnd = block.indexOf('\n', start);
+        if (lineEnd < 0)
+            lineEnd = block.size();
+        const QByteArrayView line = withoutCr(block.sliced(start, lineEnd - start));
         if (line.isEmpty())
             continue;  // the terminating blank line(s)
         if (line.front() == ' ' || line.front() == '\t') {
@@ -192,10 +230,11 @@ void RequestFramer::finishHead(QList<Step> &steps)
             reject(steps, 400, QStringLiteral("bad_request"), QStringLiteral("malformed header line"));
             return;
         }
-        const QByteArray name = line.first(colon).toByteArray().toLower();
-        const QByteArray value = line.sliced(colon + 1).toByteArray().trimmed();
+        const QByteArrayView name = line.first(colon);
+        const QByteArrayView value = line.sliced(colon + 1).trimmed();
+        head.fields.emplaceBack(name.toByteArray(), value.toByteArray());
 
-        if (name == "content-length") {
+        if (equalsLower(name, "content-length")) {
             if (!isDigits(value)) {
                 reject(steps, 400, QStringLiteral("bad_request"), QStringLiteral("malformed Content-Length"));
                 return;
@@ -208,29 +247,33 @@ void RequestFramer::finishHead(QList<Step> &steps)
             }
             haveLength = true;
             length = v;
-        } else if (name == "transfer-encoding") {
-            if (haveEncoding || value.toLower() != "chunked") {
+        } else if (equalsLower(name, "transfer-encoding")) {
+            if (haveEncoding || !equalsLower(value, "chunked")) {
                 reject(steps, 501, QStringLiteral("not_implemented"),
                        QStringLiteral("only the chunked transfer coding is supported"));
                 return;
             }
             haveEncoding = true;
-        } else if (name == "connection") {
-            for (const QByteArray &token : value.split(',')) {
-                const QByteArray t = token.trimmed().toLower();
-                close = close || t == "close";
-                keepAlive = keepAlive || t == "keep-alive";
+        } else if (equalsLower(name, "connection")) {
+            for (qsizetype at = 0; at <= value.size();) {
+                qsizetype comma = value.indexOf(',', at);
+                if (comma < 0)
+                    comma = value.size();
+                const QByteArrayView token = value.sliced(at, comma - at).trimmed();
+                close = close || equalsLower(token, "close");
+                keepAlive = keepAlive || equalsLower(token, "keep-alive");
+                at = comma + 1;
             }
-        } else if (name == "expect") {
-            expectContinue = value.toLower() == "100-continue";
-        } else if (name == "upgrade") {
-            // Qt would hand a WebSocket upgrade to a code path we do not serve; refuse it here.
-            if (value.toLower().contains("websocket")) {
+        } else if (equalsLower(name, "expect")) {
+            expectContinue = equalsLower(value, "100-continue");
+        } else if (equalsLower(name, "upgrade")) {
+            // A WebSocket upgrade asks for a protocol this server does not speak.
+            if (value.toByteArray().toLower().contains("websocket")) {
                 reject(steps, 400, QStringLiteral("bad_request"),
                        QStringLiteral("WebSocket upgrades are not supported"));
                 return;
             }
-        } else if (name == "host") {
+        } else if (equalsLower(name, "host")) {
             if (++hostFields > 1) {
                 reject(steps, 400, QStringLiteral("bad_request"), QStringLiteral("more than one Host field"));
                 return;
@@ -258,17 +301,30 @@ void RequestFramer::finishHead(QList<Step> &steps)
     Step step;
     step.kind = Step::Kind::HeadComplete;
     step.head = head;
-    steps.append(step);
+    steps.append(std::move(step));
 
-    if (head.chunked) {
+    m_head = std::move(head);
+    m_body.clear();
+    if (m_head.chunked) {
         m_state = State::ChunkSize;
         m_bodyBytes = 0;
-    } else if (head.contentLength > 0) {
+    } else if (m_head.contentLength > 0) {
         m_state = State::Body;
-        m_remaining = head.contentLength;
+        m_remaining = m_head.contentLength;
+        m_body.reserve(m_head.contentLength);
     } else {
-        m_state = State::Head;
+        completeRequest(steps);
     }
+}
+
+void RequestFramer::completeRequest(QList<Step> &steps)
+{
+    m_state = State::Head;
+    Step step;
+    step.kind = Step::Kind::RequestComplete;
+    step.head = std::exchange(m_head, {});
+    step.body = std::exchange(m_body, {});
+    steps.append(std::move(step));
 }
 
 qsizetype RequestFramer::feedLine(QByteArrayView data, QList<Step> &steps)
@@ -290,13 +346,13 @@ qsizetype RequestFramer::feedLine(QByteArrayView data, QList<Step> &steps)
 
     if (m_state == State::Trailer) {
         if (!content.isEmpty()) {
-            // Qt 6.4's parser mistakes trailer fields for the next request; refuse them rather
-            // than disagree with it about where this request ends.
+            // Nothing here reads trailer fields, and a parser in front of the server that does
+            // not know them would take them for the next request: refuse them.
             reject(steps, 400, QStringLiteral("bad_request"),
                    QStringLiteral("trailer fields in chunked requests are not supported"));
             return take;
         }
-        m_state = State::Head;  // the request is complete
+        completeRequest(steps);
         return take;
     }
 
@@ -329,6 +385,8 @@ void RequestFramer::reject(QList<Step> &steps, int status, const QString &code, 
 {
     m_state = State::Rejected;
     m_buffer.clear();
+    m_head = {};
+    m_body.clear();
     Step step;
     step.kind = Step::Kind::Rejected;
     step.rejection = Rejection{status, code, message};

@@ -6,22 +6,24 @@
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QList>
+#include <QPair>
 #include <QString>
 
 namespace replhost::http {
 
-// Follows the request stream of one HTTP/1.x connection byte by byte, without keeping bodies:
-// it finds where each request's header block ends, checks it against the limits, then counts
-// (and forgets) the body, by Content-Length or by chunked framing, to find where the next
-// request starts.
+// Parses the request stream of one HTTP/1.x connection: it finds where each request's header
+// block ends, checks it against the limits, then collects the body, by Content-Length or by
+// chunked framing (decoded), up to where the next request starts. It is the server's only HTTP
+// parser: every byte of a request is looked at once.
 //
-// It is deliberately stricter than Qt HttpServer's own parser: whatever it cannot frame without
-// ambiguity (duplicate or malformed Content-Length, Content-Length together with
-// Transfer-Encoding, folded header lines, unknown transfer codings, chunked trailer fields) is
-// rejected, so the two
-// parsers never disagree about where a request ends.
+// It is deliberately strict: whatever it cannot frame without ambiguity (duplicate or malformed
+// Content-Length, Content-Length together with Transfer-Encoding, folded header lines, unknown
+// transfer codings, chunked trailer fields) is rejected, so no proxy in front of the server can
+// read a request's end differently.
 //
-// Memory: at most one header block (bounded by maxHeaderBytes) and one chunk-size line.
+// Memory: one header block (bounded by maxHeaderBytes) and one body (bounded by maxBodyBytes),
+// until the request is complete; a body over the limit is refused from its length (or chunk
+// size) before its bytes are kept.
 // Threading: none; a plain value owned by its ConnectionGuard.
 class RequestFramer {
 public:
@@ -33,6 +35,8 @@ public:
         bool expectsContinue = false;   // "Expect: 100-continue" with a body to come
         bool chunked = false;
         qint64 contentLength = 0;       // 0 when chunked
+        // Header fields in the order sent: names as sent, values without surrounding whitespace.
+        QList<QPair<QByteArray, QByteArray>> fields;
     };
 
     // Why a request was refused: an HTTP status, an error code word and a sentence.
@@ -42,10 +46,13 @@ public:
         QString message;
     };
 
+    // Every request gives HeadComplete (its head is known, its body may still be coming) and
+    // then RequestComplete (with its body), unless it is rejected in between.
     struct Step {
-        enum class Kind { HeadComplete, Rejected };
+        enum class Kind { HeadComplete, RequestComplete, Rejected };
         Kind kind = Kind::HeadComplete;
-        Head head;             // for HeadComplete
+        Head head;             // for HeadComplete and RequestComplete
+        QByteArray body;       // for RequestComplete: the body, chunked framing removed
         Rejection rejection;   // for Rejected
     };
 
@@ -65,12 +72,15 @@ private:
 
     qsizetype feedHead(QByteArrayView data, QList<Step> &steps);
     qsizetype feedLine(QByteArrayView data, QList<Step> &steps);
-    void finishHead(QList<Step> &steps);
+    void finishHead(QByteArrayView block, QList<Step> &steps);
+    void completeRequest(QList<Step> &steps);
     void reject(QList<Step> &steps, int status, const QString &code, const QString &message);
 
     ConnectionLimits m_limits;
     State m_state = State::Head;
-    QByteArray m_buffer;        // the header block or the current chunk-size/trailer line
+    QByteArray m_buffer;        // a header block split across reads, or the current chunk-size/trailer line
+    Head m_head;                // the request whose body is being received
+    QByteArray m_body;
     qint64 m_remaining = 0;     // body or chunk bytes still to come
     qint64 m_bodyBytes = 0;     // chunked: body bytes so far
 };

@@ -5,11 +5,15 @@
 
 namespace replhost::http {
 
-QStringList Router::split(const QString &path)
+Router::Segments Router::split(QStringView path)
 {
-    QStringList segments = path.split(QLatin1Char('/'));
-    if (!segments.isEmpty() && segments.front().isEmpty())
-        segments.removeFirst();
+    if (path.startsWith(QLatin1Char('/')))
+        path = path.sliced(1);
+    Segments segments;
+    if (path.isEmpty())
+        return segments;
+    for (const QStringView segment : path.tokenize(QLatin1Char('/')))
+        segments.append(segment);
     if (!segments.isEmpty() && segments.back().isEmpty())
         segments.removeLast();  // "/v1/contexts/" is "/v1/contexts"
     return segments;
@@ -17,17 +21,18 @@ QStringList Router::split(const QString &path)
 
 void Router::add(const QByteArray &method, const QString &pattern, Handler handler, Access access)
 {
-    Route route{method, pattern, split(pattern), {}, std::move(handler), access};
-    for (QString &segment : route.segments) {
-        const bool placeholder = segment.startsWith(QLatin1Char('{')) && segment.endsWith(QLatin1Char('}'));
-        if (placeholder)
-            segment = segment.mid(1, segment.size() - 2);
+    Route route{method, pattern, {}, {}, std::move(handler), access,
+                QString::fromLatin1(method) + QLatin1Char(' ') + pattern};
+    for (const QStringView view : split(pattern)) {
+        const bool placeholder = view.startsWith(QLatin1Char('{')) && view.endsWith(QLatin1Char('}'));
+        route.segments.append((placeholder ? view.sliced(1, view.size() - 2) : view).toString());
         route.placeholders.append(placeholder);
     }
+    m_bySegmentCount[route.segments.size()].append(m_routes.size());
     m_routes.append(std::move(route));
 }
 
-bool Router::sameShape(const Route &route, const QStringList &segments)
+bool Router::sameShape(const Route &route, const Segments &segments)
 {
     if (route.segments.size() != segments.size())
         return false;
@@ -42,11 +47,16 @@ bool Router::sameShape(const Route &route, const QStringList &segments)
 
 Router::Match Router::match(const QByteArray &method, const QString &path) const
 {
-    // Every request comes through here, so routes are compared on their literal segments first
-    // and parameters are decoded only for the route that answers.
-    const QStringList segments = split(path);
+    // Every request comes through here, so only routes with as many segments are looked at,
+    // they are compared on their literal segments first, and parameters are decoded only for
+    // the route that answers.
+    const Segments segments = split(path);
     Match result;
-    for (const Route &route : m_routes) {
+    const auto candidates = m_bySegmentCount.constFind(segments.size());
+    if (candidates == m_bySegmentCount.cend())
+        return result;
+    for (const qsizetype index : *candidates) {
+        const Route &route = m_routes[index];
         if (!sameShape(route, segments))
             continue;
         if (route.method != method) {
@@ -62,7 +72,7 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
         result.kind = Match::Kind::Found;
         result.handler = &route.handler;
         result.access = route.access;
-        result.route = QString::fromLatin1(route.method) + QLatin1Char(' ') + route.pattern;
+        result.route = route.name;
         result.allowedMethods.clear();
         return result;
     }
@@ -73,7 +83,7 @@ QStringList Router::routes() const
 {
     QStringList out;
     for (const Route &route : m_routes)
-        out.append(QString::fromLatin1(route.method) + QLatin1Char(' ') + route.pattern);
+        out.append(route.name);
     return out;
 }
 

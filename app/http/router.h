@@ -6,6 +6,8 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QStringView>
+#include <QVarLengthArray>
 
 #include <functional>
 #include <memory>
@@ -17,9 +19,8 @@ class HttpExchange;
 // Maps (method, path) to a handler. Patterns are literal segments and {name} placeholders, which
 // match one non-empty segment (percent-decoded into HttpRequest::params): "/v1/contexts/{id}".
 //
-// We route ourselves instead of with QHttpServer::route() so that one security gate runs before
-// every route, unknown paths and wrong methods get JSON errors (404, 405 with Allow), and a route
-// without a method filter can never answer every method (a Qt 6.4 behaviour).
+// One security gate runs before every route, unknown paths and wrong methods get JSON errors
+// (404, 405 with Allow), and every route has exactly one method.
 //
 // Threading: fill before serving; match() is const.
 class Router {
@@ -54,11 +55,16 @@ private:
         QList<bool> placeholders; // per segment
         Handler handler;
         Access access;
+        QString name;             // "METHOD pattern"
     };
-    static QStringList split(const QString &path);
-    static bool sameShape(const Route &route, const QStringList &segments);
+    using Segments = QVarLengthArray<QStringView, 16>;
+    static Segments split(QStringView path);
+    static bool sameShape(const Route &route, const Segments &segments);
 
     QList<Route> m_routes;
+    // Indexes into m_routes by number of segments, in registration order: a request is compared
+    // with the routes of its own length only.
+    QHash<qsizetype, QList<qsizetype>> m_bySegmentCount;
 };
 
 } // namespace replhost::http

@@ -21,8 +21,8 @@ struct HttpRequest;
 //   extra host, with any port: a DNS-rebinding page sends its own domain as Host.
 // - Origin, when present, must be allowed: by default only the server's own local origins
 //   (http://localhost:<port>, http://127.0.0.1:<port>, http://[::1]:<port>).
-// - Authorization must be "Bearer <token>" (except on public routes). The comparison takes the
-//   same time whatever the token sent. Under a path prefix registered with acceptTokenHeader()
+// - Authorization must be "Bearer <token>" (except on public routes). The comparison's time
+//   depends on the length of what was sent alone, not on how much of it matches the token. Under a path prefix registered with acceptTokenHeader()
 //   the bare token is also accepted in that header, for compatible surfaces whose official
 //   clients cannot send Authorization (they have a header of their own for their key); under
 //   one registered with acceptTokenInPath(), as a path segment.
@@ -61,7 +61,7 @@ public:
     static QString normalizeOrigin(const QString &origin);
 
 private:
-    QByteArray m_tokenDigest;
+    QByteArray m_token;
     QSet<QString> m_hosts;          // lower-case names, IPv6 without brackets
     QStringList m_extraOrigins;     // normalized
     QSet<QString> m_localOrigins;   // normalized, from setEndpoint()

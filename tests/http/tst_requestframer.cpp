@@ -45,8 +45,14 @@ void tst_RequestFramer::headAndBodyAreFramed()
     QCOMPARE(steps[0].head.method, QByteArray("POST"));
     QCOMPARE(steps[0].head.target, QByteArray("/v1/x?y=1"));
     QCOMPARE(steps[0].head.contentLength, 5);
+    QCOMPARE(steps[0].head.fields,
+             (QList<QPair<QByteArray, QByteArray>>{{"Host", "a"}, {"Content-Length", "5"}}));
     QVERIFY(!framer.atMessageBoundary());
-    QVERIFY(framer.feed("cde").isEmpty());
+    steps = framer.feed("cde");
+    QCOMPARE(steps.size(), 1);
+    QCOMPARE(steps[0].kind, Kind::RequestComplete);
+    QCOMPARE(steps[0].head.target, QByteArray("/v1/x?y=1"));
+    QCOMPARE(steps[0].body, QByteArray("abcde"));
     QVERIFY(framer.atMessageBoundary());
 }
 
@@ -55,10 +61,16 @@ void tst_RequestFramer::pipelinedRequestsAreSeparated()
     RequestFramer framer(limits());
     const auto steps = framer.feed("POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nGETGET /a HTTP/1.1\r\n\r\n"
                                    "\r\nDELETE /b HTTP/1.1\n\n");
-    QCOMPARE(steps.size(), 3);
-    QCOMPARE(steps[1].head.method, QByteArray("GET"));
-    QCOMPARE(steps[1].head.target, QByteArray("/a"));
-    QCOMPARE(steps[2].head.method, QByteArray("DELETE"));
+    // Each request: its head, then the request with its body.
+    QCOMPARE(steps.size(), 6);
+    QCOMPARE(steps[1].kind, Kind::RequestComplete);
+    QCOMPARE(steps[1].body, QByteArray("GET"));
+    QCOMPARE(steps[2].kind, Kind::HeadComplete);
+    QCOMPARE(steps[3].kind, Kind::RequestComplete);
+    QCOMPARE(steps[3].head.method, QByteArray("GET"));
+    QCOMPARE(steps[3].head.target, QByteArray("/a"));
+    QVERIFY(steps[3].body.isEmpty());
+    QCOMPARE(steps[5].head.method, QByteArray("DELETE"));
     QVERIFY(framer.atMessageBoundary());
 }
 
@@ -68,13 +80,18 @@ void tst_RequestFramer::byteByByteGivesTheSameResult()
                               "GET /next HTTP/1.1\r\nX: y\r\n\r\n";
     RequestFramer framer(limits());
     QList<QByteArray> targets;
+    QList<QByteArray> bodies;
     for (char c : stream) {
         for (const auto &step : framer.feed(QByteArrayView(&c, 1))) {
-            QCOMPARE(step.kind, Kind::HeadComplete);
-            targets.append(step.head.target);
+            QVERIFY(step.kind != Kind::Rejected);
+            if (step.kind == Kind::HeadComplete)
+                targets.append(step.head.target);
+            else
+                bodies.append(step.body);
         }
     }
     QCOMPARE(targets, (QList<QByteArray>{"/", "/next"}));
+    QCOMPARE(bodies, (QList<QByteArray>{"abc", ""}));
     QVERIFY(framer.atMessageBoundary());
 }
 
@@ -84,9 +101,12 @@ void tst_RequestFramer::chunkedBodyIsFramed()
     auto steps = framer.feed("PATCH / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
     QCOMPARE(steps.size(), 1);
     QVERIFY(steps[0].head.chunked);
-    QVERIFY(framer.feed("a;ext=1\r\n0123456789\r\n").isEmpty());
+    QVERIFY(framer.feed("a;ext=1\r\n0123456789\r\n3\r\nabc\r\n").isEmpty());
     QVERIFY(!framer.atMessageBoundary());
-    QVERIFY(framer.feed("0\r\n\r\n").isEmpty());
+    steps = framer.feed("0\r\n\r\n");
+    QCOMPARE(steps.size(), 1);
+    QCOMPARE(steps[0].kind, Kind::RequestComplete);
+    QCOMPARE(steps[0].body, QByteArray("0123456789abc"));  // the chunks, without their framing
     QVERIFY(framer.atMessageBoundary());
 
     // Trailer fields are refused: Qt 6.4 would read them as the next request.
@@ -186,8 +206,10 @@ void tst_RequestFramer::connectionSemantics()
     QFETCH(bool, wantsClose);
     RequestFramer framer(limits());
     const auto steps = framer.feed(request);
-    QCOMPARE(steps.size(), 1);
+    QCOMPARE(steps.size(), 2);  // no body: the head and the complete request at once
     QCOMPARE(steps[0].head.wantsClose, wantsClose);
+    QCOMPARE(steps[1].kind, Kind::RequestComplete);
+    QCOMPARE(steps[1].head.wantsClose, wantsClose);
 }
 
 void tst_RequestFramer::nothingIsReportedAfterARefusal()

@@ -97,6 +97,10 @@ void tst_SecurityGate::tokens_data()
     QTest::newRow("basic") << QByteArray("Basic s3cret-token-0123456789") << false;
     QTest::newRow("prefix") << QByteArray("Bearer s3cret-token-012345678") << false;
     QTest::newRow("longer") << QByteArray("Bearer s3cret-token-01234567890") << false;
+    // The comparison runs over the bytes sent, the token repeated under them: a repetition of
+    // the token matches every byte and must still be refused for its length.
+    QTest::newRow("token twice") << QByteArray("Bearer s3cret-token-0123456789s3cret-token-0123456789") << false;
+    QTest::newRow("last byte differs") << QByteArray("Bearer s3cret-token-0123456788") << false;
     QTest::newRow("empty token") << QByteArray("Bearer ") << false;
 }
 

@@ -59,7 +59,7 @@ private slots:
         QTest::addColumn<QString>("mentions");
         // Computed by dpkg-shlibdeps from the binaries.
         QTest::newRow("Qt Core") << "replhost" << "Depends" << "libqt6core6";
-        QTest::newRow("Qt HttpServer") << "replhost" << "Depends" << "libqt6httpserver6";
+        QTest::newRow("Qt Network") << "replhost" << "Depends" << "libqt6network6";
         QTest::newRow("Qt Widgets") << "replhost" << "Depends" << "libqt6widgets6";
         QTest::newRow("SQLite") << "replhost" << "Depends" << "libsqlite3-0";
         QTest::newRow("Poco") << "replhost" << "Depends" << "libpoconet";
