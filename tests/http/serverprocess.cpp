@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serverprocess.h"
 
+#include "processtable.h"
+
 #include <QDeadlineTimer>
-#include <QDir>
 #include <QFile>
 #include <QRegularExpression>
 
@@ -159,21 +160,9 @@ bool ServerProcess::isAlive(qint64 pid)
 QList<qint64> ServerProcess::membersOfGroup(qint64 group)
 {
     QList<qint64> members;
-    const QDir proc(QStringLiteral("/proc"));
-    for (const QString &entry : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        bool numeric = false;
-        const qint64 pid = entry.toLongLong(&numeric);
-        if (!numeric)
-            continue;
-        QFile stat(proc.filePath(entry + QStringLiteral("/stat")));
-        if (!stat.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray line = stat.readAll();
-        const qsizetype close = line.lastIndexOf(')');
-        // After the name: state, ppid, pgrp.
-        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
-        if (close > 0 && fields.size() > 2 && fields.at(0) != "Z" && fields.at(2).toLongLong() == group)
-            members.append(pid);
+    for (const replhost::testing::ProcessEntry &process : replhost::testing::runningProcesses()) {
+        if (process.group == group)
+            members.append(process.pid);
     }
     return members;
 }
