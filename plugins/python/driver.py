@@ -837,7 +837,7 @@ def _interrupt_waiting():
 
 
 def _run_cell(code, count):
-    global _cell_counter, _armed
+    global _cell_counter
     _cell_counter += 1
     filename = "<cell-%s>" % count if isinstance(count, int) else "<cell-x%d>" % _cell_counter
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -851,7 +851,7 @@ def _run_cell(code, count):
             # host counts the run as started once it has sent the request and
             # may signal from then on. A SIGINT that came while the driver was
             # not armed was dropped, but its interrupt frame is waiting on fd 3.
-            _armed = True
+            _arm()
             if _rbuf or (_missed and _interrupt_waiting()):
                 raise KeyboardInterrupt
             try:
@@ -861,19 +861,14 @@ def _run_cell(code, count):
                 compile_err = e
                 body = expr = None
             if body is not None:
-                if body.co_flags & _CO_COROUTINE:
-                    _run_coroutine(eval(body, _ns))
-                else:
-                    eval(body, _ns)
+                _run_code(body)
             if expr is not None:
                 value = _run_code(expr)
                 if value is not None and not quiet:
                     _ns["_"] = value
                     bundle = _bundle(value)
         finally:
-            _armed = False
-            if _getsignal(_SIGINT) is not _on_sigint:
-                _install_sigint()
+            _disarm()
     except KeyboardInterrupt as e:
         status = "interrupted"
         err = e
