@@ -44,6 +44,9 @@ public:
         return true;
     }
 
+    // The engine alone: its data directory stays for a later open().
+    void close() { m_engine.reset(); }
+
     // The engine first, so its workers are gone before their directory.
     void reset()
     {

@@ -5,6 +5,7 @@
 // Engine on a temporary data directory, real workers through the real plugins.
 #include "core/engine.h"
 #include "executionevents.h"
+#include "testengine.h"
 #include "workerchildren.h"
 #include "storage/store.h"
 
@@ -12,12 +13,10 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
 #include <csignal>
-#include <memory>
 
 #include <sys/types.h>
 #include <unistd.h>
@@ -49,30 +48,17 @@ class DurableContextsTest : public QObject {
     Q_OBJECT
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dataDir;
-    std::unique_ptr<Engine> m_engine;
+    TestEngine m_engine;
 
     EngineConfig config() const
     {
-        EngineConfig config;
-        config.dataDir = m_dataDir->path();
-        config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
+        EngineConfig config = m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR));
         // Every test opens an engine: a warm pool (tst_warmpool) would start a JVM for each.
         config.warmPoolSize = 0;
         return config;
     }
 
-    bool openEngine(const EngineConfig &config)
-    {
-        m_engine.reset();
-        auto engine = Engine::open(config);
-        if (!engine) {
-            qWarning("cannot open the engine: %s", qPrintable(engine.error().message));
-            return false;
-        }
-        m_engine = std::move(*engine);
-        return true;
-    }
+    bool openEngine(const EngineConfig &config) { return m_engine.open(config); }
 
     ContextManager &contexts() { return m_engine->contexts(); }
 
@@ -174,16 +160,11 @@ private:
 private slots:
     void init()
     {
-        m_dataDir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dataDir->isValid());
+        QVERIFY(m_engine.makeDataDir());
         QVERIFY(openEngine(config()));
     }
 
-    void cleanup()
-    {
-        m_engine.reset();
-        m_dataDir.reset();
-    }
+    void cleanup() { m_engine.reset(); }
 
     void evictedContextComesBackWithItsState_data() { languageRows(); }
     void evictedContextComesBackWithItsState()
@@ -528,9 +509,9 @@ private slots:
         constexpr int kContexts = 100;
         const QString workspaceId = m_engine->workspaces().get({})->id;
         const QString cwd = workspaceDir();
-        m_engine.reset();
+        m_engine.close();
         {
-            auto store = storage::Store::open(QDir(m_dataDir->path()).filePath(QStringLiteral("replhost.db")));
+            auto store = storage::Store::open(QDir(m_engine.dataDir()).filePath(QStringLiteral("replhost.db")));
             QVERIFY(store.ok());
             for (int i = 0; i < kContexts; ++i) {
                 storage::ContextRecord row;
