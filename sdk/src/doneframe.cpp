@@ -5,11 +5,31 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstring>
 #include <utility>
 
 namespace replhost::sdk {
 
 namespace {
+
+// The value the parser gives a number scan() took: an integer when the text is one that fits in
+// 64 bits, otherwise the correctly rounded double, again as an integer when it is integral and
+// in [-2^63, 2^63) (which QJsonValue(double) alone does not do at -2^63).
+QJsonValue numberValue(QByteArrayView text)
+{
+    const char *const end = text.data() + text.size();
+    qint64 integer = 0;
+    if (const auto [stop, error] = std::from_chars(text.data(), end, integer);
+        error == std::errc() && stop == end)
+        return QJsonValue(integer);
+    double value = 0;
+    std::from_chars(text.data(), end, value);
+    constexpr double twoTo63 = 9223372036854775808.0;
+    if (value >= -twoTo63 && value < twoTo63 && double(qint64(value)) == value)
+        return QJsonValue(qint64(value));
+    return QJsonValue(value);
+}
 
 // A cursor over the frame that accepts exactly what it can vouch for and nothing else: any
 // false return sends the frame to the full parser, never to an error.
@@ -22,7 +42,9 @@ public:
 
     void skipSpace()
     {
-        while (m_p < m_end && (*m_p == ' ' || *m_p == '\t' || *m_p == '\n' || *m_p == '\r'))
+        // Drivers write compact frames: one comparison settles the usual case.
+        while (m_p < m_end && static_cast<unsigned char>(*m_p) <= ' '
+               && (*m_p == ' ' || *m_p == '\t' || *m_p == '\n' || *m_p == '\r'))
             ++m_p;
     }
 
@@ -43,7 +65,10 @@ public:
             return false;
         const char *const start = ++m_p;
         *plain = true;
-        while (m_p < m_end && *m_p != '"') {
+        for (;;) {
+            m_p = skipPlainBytes(m_p, m_end);
+            if (m_p == m_end || *m_p == '"')
+                break;
             const auto c = static_cast<unsigned char>(*m_p);
             if (c < 0x20 || c >= 0x80)
                 return false;
@@ -113,6 +138,32 @@ public:
 
 private:
     static bool isDigit(char c) { return c >= '0' && c <= '9'; }
+    static bool isPlainByte(char c)
+    {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u < 0x80 && u != '"' && u != '\\';
+    }
+    // Past the bytes that stand for themselves in a string (printable ASCII but the quote and
+    // the backslash), eight at a time: a cwd or an id is most of a frame's text.
+    static const char *skipPlainBytes(const char *p, const char *end)
+    {
+        constexpr quint64 ones = 0x0101010101010101ULL;
+        constexpr quint64 highs = 0x8080808080808080ULL;
+        // The high bit of some byte of the result is set when some byte of `w` is below `n`
+        // (n <= 0x80; exact as to whether any is, which is all that is asked).
+        const auto anyBelow = [](quint64 w, quint64 n) { return (w - ones * n) & ~w & highs; };
+        while (end - p >= 8) {
+            quint64 w;
+            std::memcpy(&w, p, sizeof w);
+            if ((w & highs) | anyBelow(w, 0x20) | anyBelow(w ^ (ones * '"'), 1)
+                | anyBelow(w ^ (ones * '\\'), 1))
+                break;
+            p += 8;
+        }
+        while (p < end && isPlainByte(*p))
+            ++p;
+        return p;
+    }
     static bool isHexDigit(char c)
     {
         return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -168,6 +219,7 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
         QByteArrayView text;
         bool plainText = false;
         bool isString = false;
+        bool isNumber = false;
         std::optional<quint64> integer;
         if (in.string(&text, &plainText)) {
             isString = true;
@@ -176,6 +228,7 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
         } else if (*valueStart == '-' || (*valueStart >= '0' && *valueStart <= '9')) {
             if (!in.number(&integer))
                 return std::nullopt;
+            isNumber = true;
         } else if (!in.literal("true") && !in.literal("false") && !in.literal("null")) {
             return std::nullopt;  // an object, an array, or not JSON
         }
@@ -187,7 +240,7 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
         } else if (key == "id") {
             if (!isString || !plainText)
                 return std::nullopt;
-            frame.m_id = QString::fromLatin1(text);
+            frame.m_idText = text;
             sawId = true;
         } else if (key == "mark") {
             if (!integer)
@@ -201,6 +254,16 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
                 if (!isString)
                     return std::nullopt;
                 sawStatus = true;
+            }
+            if (isNumber && frame.m_numberCount >= 0) {
+                if (frame.m_numberCount == kShapeNumbers) {
+                    frame.m_numberCount = -1;
+                } else {
+                    const qsizetype at = frame.m_members.size();
+                    frame.m_numbers[frame.m_numberCount++] = {
+                            at + (key.data() - memberStart), key.size(),
+                            at + (valueStart - memberStart), in.position() - valueStart};
+                }
             }
             // The member as it stands in the frame, key to value: one copy.
             frame.m_members.append(memberStart, in.position() - memberStart).append(',');
@@ -218,13 +281,75 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
     return frame;
 }
 
-QJsonObject DoneFrame::takeFields(bool streamsSynced)
+QJsonObject DoneFrame::takeFields(bool streamsSynced, Recent *recent)
 {
+    if (recent && hasShapeOf(*recent, streamsSynced)) {
+        QJsonObject fields = recent->fields;
+        // begin() detaches once; each write then replaces one element in place.
+        const QJsonObject::iterator first = fields.begin();
+        for (qsizetype i = 0; i < m_numberCount; ++i) {
+            const NumberSpan &n = m_numbers[i];
+            *(first + recent->numberIndexes[i]) =
+                    numberValue(QByteArrayView(m_members.constData() + n.valueAt, n.valueSize));
+        }
+        m_members = QByteArray();
+        return fields;
+    }
+    const qsizetype membersSize = m_members.size();
     m_members.append(streamsSynced ? "\"streams_synced\":true,\"state_lost\":false}"
                                    : "\"streams_synced\":false,\"state_lost\":false}");
     // Cannot fail: every member was checked by scan(), and the ones added are literals.
-    QJsonObject fields = QJsonDocument::fromJson(std::exchange(m_members, QByteArray())).object();
+    QJsonObject fields = QJsonDocument::fromJson(m_members).object();
+    if (recent && m_numberCount >= 0)
+        keepShape(recent, streamsSynced, fields, membersSize);
+    m_members = QByteArray();
     return fields;
+}
+
+bool DoneFrame::hasShapeOf(const Recent &recent, bool streamsSynced) const
+{
+    if (m_numberCount < 0 || recent.numberCount != m_numberCount
+        || recent.streamsSynced != streamsSynced)
+        return false;
+    // The text between the numbers, piece by piece, against the kept text without its numbers.
+    const char *const text = m_members.constData();
+    const QByteArrayView shape(recent.shape);
+    qsizetype from = 0;
+    qsizetype shapeAt = 0;
+    for (qsizetype i = 0; i <= m_numberCount; ++i) {
+        const qsizetype to = i < m_numberCount ? m_numbers[i].valueAt : m_members.size();
+        const qsizetype size = to - from;
+        if (shapeAt + size > shape.size()
+            || QByteArrayView(text + from, size) != shape.sliced(shapeAt, size))
+            return false;
+        shapeAt += size;
+        if (i < m_numberCount)
+            from = to + m_numbers[i].valueSize;
+    }
+    return shapeAt == shape.size();
+}
+
+void DoneFrame::keepShape(Recent *recent, bool streamsSynced, const QJsonObject &fields,
+                          qsizetype membersSize) const
+{
+    recent->numberCount = -1;  // until complete
+    recent->shape.clear();
+    qsizetype from = 0;
+    for (qsizetype i = 0; i < m_numberCount; ++i) {
+        const NumberSpan &n = m_numbers[i];
+        recent->shape.append(m_members.constData() + from, n.valueAt - from);
+        from = n.valueAt + n.valueSize;
+        const auto key = QLatin1StringView(m_members.constData() + n.keyAt, n.keySize);
+        const QJsonObject::const_iterator it = fields.constFind(key);
+        if (it == fields.constEnd())
+            return;  // cannot happen for a frame scan() took; keep nothing then
+        recent->numberIndexes[i] = it - fields.constBegin();
+    }
+    // Up to the flags takeFields() appended, which are not part of the frame's text.
+    recent->shape.append(m_members.constData() + from, membersSize - from);
+    recent->streamsSynced = streamsSynced;
+    recent->fields = fields;
+    recent->numberCount = m_numberCount;
 }
 
 } // namespace replhost::sdk

@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -155,6 +156,16 @@ void appendEnvChange(QByteArray &out, const EnvChange &change)
     out.append("]}");
 }
 
+// The request's `env` member, with the comma before it.
+void appendEnvDelta(QByteArray &out, const EnvDelta &env)
+{
+    out.append(",\"env\":{\"context\":");
+    appendEnvChange(out, env.context);
+    out.append(",\"exec\":");
+    appendEnvChange(out, env.exec);
+    out.append('}');
+}
+
 // The execute request (protocol §3), written field by field: one pass, ASCII from the start,
 // instead of a QJsonObject that is serialized and then escaped.
 QByteArray executeFrameBody(const ExecuteRequest &request)
@@ -166,12 +177,21 @@ QByteArray executeFrameBody(const ExecuteRequest &request)
     body.append(",\"code\":");
     appendJsonString(body, request.code);
     body.append(",\"execution_count\":");
-    body.append(QByteArray::number(request.executionCount));
-    body.append(",\"env\":{\"context\":");
-    appendEnvChange(body, request.env.context);
-    body.append(",\"exec\":");
-    appendEnvChange(body, request.env.exec);
-    body.append('}');
+    char count[16];
+    const char *const countEnd = std::to_chars(count, count + sizeof count,
+                                               request.executionCount).ptr;
+    body.append(count, countEnd - count);
+    if (request.env.context.isEmpty() && request.env.exec.isEmpty()) {
+        // The usual run changes no environment: its text, made once, in one append.
+        static const QByteArray unchanged = [] {
+            QByteArray text;
+            appendEnvDelta(text, EnvDelta());
+            return text;
+        }();
+        body.append(unchanged);
+    } else {
+        appendEnvDelta(body, request.env);
+    }
     if (!request.cwd.isEmpty()) {
         body.append(",\"cwd\":");
         appendJsonString(body, request.cwd);
@@ -403,6 +423,7 @@ public:
         qint64 deadline;
         std::optional<DoneFrame> doneFrame;  // a done's fields, still as frame text
     };
+    DoneFrame::Recent recentDone;  // the shape of this worker's last parsed `done`
     std::deque<Pending> queue;     // events waiting for their barriers, in arrival order
     // Whether held text of stream `index` goes out before an event bound by `before`.
     static bool precedes(const Held &h, int index, const Bound &before);
@@ -1066,7 +1087,7 @@ bool WorkerProcess::Private::release(Event event, bool synced,
     if (event.kind != Event::Kind::Done)
         return emitEvent(event);
     if (doneFrame) {
-        event.fields = doneFrame->takeFields(synced);
+        event.fields = doneFrame->takeFields(synced, &recentDone);
     } else {
         event.fields.insert(QStringLiteral("streams_synced"), synced);
         event.fields.insert(QStringLiteral("state_lost"), false);
@@ -1126,7 +1147,10 @@ bool WorkerProcess::Private::handleFrame(QByteArrayView body, QString *error)
 
 bool WorkerProcess::Private::handleDone(DoneFrame frame)
 {
-    const QString id = frame.id();
+    // Read while the frame's body is at hand; the running execution's id string is shared
+    // when it is the same text, which saves making one per run.
+    const QLatin1StringView idText(frame.idText());
+    const QString id = exec && exec->id == idText ? exec->id : QString(idText);
     if (!noteDone(QStringLiteral("done"), id, frame.hasMark(), frame.mark()))
         return true;
     Event done;

@@ -4,6 +4,7 @@
 
 #include <QJsonDocument>
 #include <QTest>
+#include <QVariant>
 
 using replhost::sdk::DoneFrame;
 using replhost::sdk::FrameReader;
@@ -26,6 +27,19 @@ QJsonObject fieldsThroughTheParser(const QByteArray &body, bool streamsSynced)
     fields.insert(QStringLiteral("streams_synced"), streamsSynced);
     fields.insert(QStringLiteral("state_lost"), false);
     return fields;
+}
+
+// The fields with each value's stored kind: QJsonObject's == takes an integer and a double of the
+// same value as equal, but they serialise differently (2^53 + 1 is exact only as an integer).
+QStringList typedMembers(const QJsonObject &fields)
+{
+    QStringList members;
+    for (auto it = fields.begin(); it != fields.end(); ++it) {
+        const QVariant value = it.value().toVariant();
+        members << QStringLiteral("%1=%2:%3").arg(it.key(), QLatin1String(value.typeName()),
+                                                   value.toString());
+    }
+    return members;
 }
 
 } // namespace
@@ -69,11 +83,124 @@ private slots:
         for (const bool synced : {true, false}) {
             std::optional<DoneFrame> frame = DoneFrame::scan(body);
             QVERIFY(frame);
-            QCOMPARE(frame->id(), id);
+            QCOMPARE(QString(QLatin1StringView(frame->idText())), id);
             QCOMPARE(frame->hasMark(), hasMark);
             QCOMPARE(frame->mark(), mark);
             QCOMPARE(frame->takeFields(synced), fieldsThroughTheParser(body, synced));
         }
+    }
+
+    // One worker's frames in a row through one DoneFrame::Recent: each must give exactly what
+    // the parser gives, whether it has the kept shape (numbers put into a copy) or not (parsed,
+    // and kept in turn).
+    void reusesTheLastShapeOnlyWhereItFits_data()
+    {
+        QTest::addColumn<QList<QByteArray>>("bodies");
+        QTest::addColumn<QList<bool>>("synced");
+        const auto python = [](const char *count, const char *cwd, const char *status,
+                               const char *duration, const char *tail = "") {
+            return QByteArray("{\"type\":\"done\",\"id\":\"a1-") + count
+                   + "\",\"status\":\"" + status + "\",\"execution_count\":" + count
+                   + ",\"cwd\":\"" + cwd + "\",\"duration_ms\":" + duration + tail + "}";
+        };
+        QTest::newRow("numbers change")
+                << QList<QByteArray>{python("1", "/w", "ok", "0.123", ",\"mark\":1"),
+                                     python("2", "/w", "ok", "0.5"),
+                                     python("3", "/w", "ok", "12.25", ",\"mark\":9")}
+                << QList<bool>{true, true, true};
+        QTest::newRow("cwd changes")
+                << QList<QByteArray>{python("1", "/w", "ok", "0.1"), python("2", "/x", "ok", "0.1"),
+                                     python("3", "/x", "ok", "0.2")}
+                << QList<bool>{true, true, true};
+        QTest::newRow("status changes")
+                << QList<QByteArray>{python("1", "/w", "ok", "0.1"),
+                                     python("2", "/w", "error", "0.1"),
+                                     python("3", "/w", "interrupted", "0.1")}
+                << QList<bool>{true, true, true};
+        QTest::newRow("synced flag changes")
+                << QList<QByteArray>{python("1", "/w", "ok", "0.1"), python("2", "/w", "ok", "0.1"),
+                                     python("3", "/w", "ok", "0.1")}
+                << QList<bool>{true, false, true};
+        QTest::newRow("member added, then dropped")
+                << QList<QByteArray>{python("1", "/w", "ok", "0.1"),
+                                     python("2", "/w", "ok", "0.1", ",\"exit_code\":3"),
+                                     python("3", "/w", "ok", "0.1")}
+                << QList<bool>{true, true, true};
+        QTest::newRow("integer turns into a double and back")
+                << QList<QByteArray>{python("1", "/w", "ok", "1"), python("2", "/w", "ok", "1.5"),
+                                     python("3", "/w", "ok", "2.0"), python("4", "/w", "ok", "-0"),
+                                     python("5", "/w", "ok", "-0.0")}
+                << QList<bool>{true, true, true, true, true};
+        QTest::newRow("integers at the edge of 64 bits")
+                << QList<QByteArray>{python("1", "/w", "ok", "9007199254740993"),
+                                     python("2", "/w", "ok", "9223372036854775807"),
+                                     python("3", "/w", "ok", "9223372036854775808"),
+                                     python("4", "/w", "ok", "-9223372036854775808"),
+                                     python("5", "/w", "ok", "-9223372036854775809"),
+                                     python("6", "/w", "ok", "12345678901234567890123")}
+                << QList<bool>{true, true, true, true, true, true};
+        QTest::newRow("number becomes a string of the same text")
+                << QList<QByteArray>{
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"n\":1,\"s\":\"a\"}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"n\":\"1\",\"s\":\"a\"}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"n\":2,\"s\":\"a\"}")}
+                << QList<bool>{true, true, true};
+        QTest::newRow("members in another order")
+                << QList<QByteArray>{
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"a\":1,\"b\":2}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"b\":3,\"a\":4}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"a\":5,\"b\":6}")}
+                << QList<bool>{true, true, true};
+        QTest::newRow("more numbers than a shape keeps")
+                << QList<QByteArray>{
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"a\":1,\"b\":2}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"a\":1,\"b\":2,\"c\":3,"
+                                      "\"d\":4,\"e\":5}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"a\":6,\"b\":7,\"c\":8,"
+                                      "\"d\":9,\"e\":10}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"a\":11,\"b\":12}")}
+                << QList<bool>{true, true, true, true};
+        QTest::newRow("no numbers, spaces moved")
+                << QList<QByteArray>{
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"s\":\"a\"}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"s\": \"a\"}"),
+                           QByteArray("{\"type\":\"done\",\"id\":\"x\",\"s\":\"a\"}")}
+                << QList<bool>{false, false, false};
+    }
+
+    void reusesTheLastShapeOnlyWhereItFits()
+    {
+        QFETCH(QList<QByteArray>, bodies);
+        QFETCH(QList<bool>, synced);
+        DoneFrame::Recent recent;
+        for (qsizetype i = 0; i < bodies.size(); ++i) {
+            std::optional<DoneFrame> frame = DoneFrame::scan(bodies[i]);
+            QVERIFY2(frame, bodies[i].constData());
+            const QJsonObject expected = fieldsThroughTheParser(bodies[i], synced[i]);
+            const QJsonObject fields = frame->takeFields(synced[i], &recent);
+            QCOMPARE(fields, expected);
+            QCOMPARE(typedMembers(fields), typedMembers(expected));
+        }
+    }
+
+    // A frame of the kept shape is made from the kept fields, which the copy leaves as they were:
+    // after a second frame with other numbers, the kept fields are still the first frame's.
+    void keepsTheFirstOfTheShapeUnchanged()
+    {
+        const QByteArray first("{\"type\":\"done\",\"id\":\"a\",\"execution_count\":1,"
+                               "\"cwd\":\"/w\",\"duration_ms\":0.25,\"mark\":4}");
+        const QByteArray second("{\"type\":\"done\",\"id\":\"b\",\"execution_count\":2,"
+                                "\"cwd\":\"/w\",\"duration_ms\":7}");
+        DoneFrame::Recent recent;
+        std::optional<DoneFrame> frame = DoneFrame::scan(first);
+        QVERIFY(frame);
+        const QJsonObject firstFields = frame->takeFields(true, &recent);
+        frame = DoneFrame::scan(second);
+        QVERIFY(frame);
+        QCOMPARE(typedMembers(frame->takeFields(true, &recent)),
+                 typedMembers(fieldsThroughTheParser(second, true)));
+        QCOMPARE(typedMembers(recent.fields), typedMembers(firstFields));
+        QCOMPARE(recent.fields.value(QLatin1String("execution_count")).toInt(), 1);
     }
 
     void leavesOtherFramesToTheParser_data()
