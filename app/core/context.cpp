@@ -549,11 +549,12 @@ void Context::finish(const ExecutionPtr &execution, const Event &done)
     if (!cwd.isEmpty())
         m_record.cwd = cwd;
     const bool stateLost = final.fields.value(QLatin1String("state_lost")).toBool();
-    const QString status = final.fields.value(QLatin1String("status")).toString();
 
     deliver(execution, final);
-    m_manager->m_writer->finishExecution(execution->id(), status, execution->durationMs(),
-                                         m_runningOutput, m_runningTruncated);
+    // The execution took its status from this done (a look-up saved here).
+    m_manager->m_writer->finishExecution(execution->id(), execution->status(),
+                                         execution->durationMs(), m_runningOutput,
+                                         m_runningTruncated);
     m_manager->m_writer->updateContextUsage(m_record.id, m_record.executionCount, m_record.cwd,
                                             m_record.lastUsedAt);
     m_manager->remember(execution);
@@ -564,10 +565,11 @@ void Context::finish(const ExecutionPtr &execution, const Event &done)
         // would likely lead there again, so the state is declared lost.
         dropSession();
         startAfresh();
-    } else if (m_session) {
-        setState(QStringLiteral("idle"));
     }
-    emit changed();
+    if (!stateLost && m_session && m_state != QLatin1String("idle"))
+        setState(QStringLiteral("idle"));  // emits changed() itself: once is enough
+    else
+        emit changed();
     if (!m_queue.isEmpty()) {
         if (auto r = ensureSession(); !r) {
             while (!m_queue.isEmpty())

@@ -19,6 +19,7 @@
 #include <QPointer>
 #include <QUuid>
 
+#include <charconv>
 #include <climits>
 
 namespace replhost::core {
@@ -426,7 +427,15 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
 
 QString ContextManager::nextExecutionId()
 {
-    return m_executionIdPrefix + QLatin1Char('-') + QString::number(++m_executionsMade);
+    // One allocation, the counter's digits written in place (the operator+ chain made three).
+    char digits[24];
+    const char *const end = std::to_chars(digits, digits + sizeof digits, ++m_executionsMade).ptr;
+    QString id;
+    id.reserve(m_executionIdPrefix.size() + 1 + (end - digits));
+    id.append(m_executionIdPrefix)
+            .append(QLatin1Char('-'))
+            .append(QLatin1StringView(digits, end - digits));
+    return id;
 }
 
 void ContextManager::announceChange(const Context *context)

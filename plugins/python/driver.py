@@ -91,10 +91,11 @@ _write = os.write
 _main_ident = _thread.get_ident()
 # Reentrant: a user flush() or _repr_ method may itself call display().
 _lock = _thread.RLock()
-# The decoder's scanner, called directly: json.loads() on bytes first guesses
-# their encoding and wraps the scan in Python-level checks, which costs more
-# than scanning a request.
-_decode_raw = json.JSONDecoder().raw_decode
+# The decoder's scanner (C), called directly: json.loads() on bytes first
+# guesses their encoding and wraps the scan in Python-level checks, and even
+# raw_decode() is a Python frame around it, which costs more than scanning a
+# request. It raises StopIteration, with the index, where no value starts.
+_scan_json = json.JSONDecoder().scan_once
 _encode = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 # What _encode does with a str, without its Python-level type dispatch.
@@ -354,10 +355,13 @@ def _parse_request(payload):
         env_unchanged = text.endswith(_NO_ENV_CHANGE_TAIL)
         if env_unchanged:
             text = text[:_NO_ENV_CHANGE_CUT] + "}"
-        req, end = _decode_raw(text, len(text) - len(text.lstrip())
-                               if text[:1].isspace() else 0)
+        req, end = _scan_json(text, len(text) - len(text.lstrip())
+                              if text[:1].isspace() else 0)
         if end != len(text) and text[end:].strip():
             raise ValueError("extra data after the object")
+    except StopIteration as e:
+        _fatal("frame is not valid JSON: %s"
+               % json.JSONDecodeError("Expecting value", text, e.value))
     except ValueError as e:
         _fatal("frame is not valid JSON: %s" % e)
     if not isinstance(req, dict) or not isinstance(req.get("type"), str):
