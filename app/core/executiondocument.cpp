@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "executiondocument.h"
 
-#include "jsontext.h"
+#include "jsonwriter.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
 
 #include <cstring>
+#include <optional>
 
 namespace replhost::core {
 
@@ -18,9 +19,9 @@ namespace {
 // Events read at a time from an execution whose older events are in the archive.
 constexpr int kPageEvents = 256;
 
-// `,"key":` in one append: piece by piece it cost five appends per key.
+// `,"key":` in one piece.
 template <qsizetype N>
-void appendKey(QByteArray &out, const char (&key)[N])
+void appendKey(JsonWriter &out, const char (&key)[N])
 {
     char text[N + 3];
     text[0] = ',';
@@ -28,7 +29,7 @@ void appendKey(QByteArray &out, const char (&key)[N])
     std::memcpy(text + 2, key, N - 1);
     text[N + 1] = '"';
     text[N + 2] = ':';
-    out.append(text, N + 3);
+    out.raw(QByteArrayView(text, N + 3));
 }
 
 // `value` as `width` decimal digits, zero-padded, at `at`.
@@ -42,11 +43,11 @@ void writeDigits(char *at, int value, int width)
 
 // What QDateTime::toString(Qt::ISODateWithMs) writes for a UTC time ("2026-01-31T09:05:07.042Z"),
 // for a fraction of its cost; other times, and years outside 1970..9999, are left to Qt.
-void appendIsoTime(QByteArray &out, const QDateTime &time)
+void appendIsoTime(JsonWriter &out, const QDateTime &time)
 {
     const qint64 ms = time.toMSecsSinceEpoch();
     if (time.timeSpec() != Qt::UTC || ms < 0 || ms >= 253402300800000LL) {
-        out += time.toString(Qt::ISODateWithMs).toLatin1();
+        out.raw(time.toString(Qt::ISODateWithMs).toLatin1());
         return;
     }
     // Civil date from days since 1970-01-01 (H. Hinnant's days_from_civil, inverted).
@@ -76,7 +77,7 @@ void appendIsoTime(QByteArray &out, const QDateTime &time)
     writeDigits(text + 14, minute, 2);
     writeDigits(text + 17, second, 2);
     writeDigits(text + 20, milli, 3);
-    out.append(text, sizeof text - 1);
+    out.raw(QByteArrayView(text, sizeof text - 1));
 }
 
 } // namespace
@@ -88,11 +89,14 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
     QJsonObject result;
     QJsonObject error;
     bool hasError = false;
-    QByteArray displays = "[";
-    QByteArray events = withEvents ? QByteArray("[") : QByteArray();
+    std::optional<JsonWriter> displays;  // most runs display nothing: "[]" then
+    const int count = execution.eventCount();
+    // About what a short event takes (its execution id alone is some 40 bytes), so that the
+    // array of a few events is allocated once.
+    JsonWriter events(withEvents ? 16 + 384 * qsizetype(count) : 16);
+    events.raw('[');
     bool stateLost = false;
     QJsonValue cwd, exitCode;
-    const int count = execution.eventCount();
     for (int next = 0; next < count;) {
         auto page = execution.eventRange(next, kPageEvents);
         if (!page)
@@ -107,9 +111,11 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
                 result = e.fields.value(QLatin1String("data")).toObject();
                 break;
             case Event::Kind::Display:
-                if (displays.size() > 1)
-                    displays += ',';
-                JsonText::appendValue(displays, e.fields.value(QLatin1String("data")));
+                if (displays)
+                    displays->raw(',');
+                else
+                    displays.emplace().raw('[');
+                displays->value(e.fields.value(QLatin1String("data")));
                 break;
             case Event::Kind::Error:
                 error = {};
@@ -122,82 +128,103 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
                 hasError = true;
                 break;
             case Event::Kind::Done:
-                stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
-                cwd = e.fields.value(QLatin1String("cwd"));
-                exitCode = e.fields.value(QLatin1String("exit_code"));
+                stateLost = false;
+                cwd = exitCode = QJsonValue(QJsonValue::Undefined);
+                if (!withEvents) {
+                    stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
+                    cwd = e.fields.value(QLatin1String("cwd"));
+                    exitCode = e.fields.value(QLatin1String("exit_code"));
+                }
                 break;
             default:
                 break;
             }
             if (withEvents) {
                 if (events.size() > 1)
-                    events += ',';
-                JsonText::appendEvent(events, e);
+                    events.raw(',');
+                if (e.kind == Event::Kind::Done) {
+                    // Its summary fields are read as the event is written: looking each one up
+                    // cost as much as writing the whole event.
+                    events.event(e, [&](const QString &key, const QJsonValue &value) {
+                        if (key == QLatin1String("state_lost"))
+                            stateLost = value.toBool();
+                        else if (key == QLatin1String("cwd"))
+                            cwd = value;
+                        else if (key == QLatin1String("exit_code"))
+                            exitCode = value;
+                    });
+                } else {
+                    events.event(e);
+                }
             }
         }
         next += int(page->size());
     }
-    displays += ']';
+    if (displays)
+        displays->raw(']');
+    events.raw(']');
 
     // Keys in the order QJsonDocument would write them (sorted), so the document reads the same.
-    QByteArray doc;
-    doc.reserve(512 + out.size() + err.size() + events.size() + displays.size());
-    doc += "{\"code\":";
-    JsonText::appendString(doc, execution.code());
+    JsonWriter doc(512 + 3 * (out.size() + err.size()) + events.size()
+                   + (displays ? displays->size() : 0));
+    doc.raw("{\"code\":");
+    doc.string(execution.code());
     appendKey(doc, "context_id");
     if (execution.contextId().isEmpty())
-        doc += "null";
+        doc.raw("null");
     else
-        JsonText::appendString(doc, execution.contextId());
+        doc.string(execution.contextId());
     if (!cwd.isUndefined()) {
         appendKey(doc, "cwd");
-        JsonText::appendValue(doc, cwd);
+        doc.value(cwd);
     }
     appendKey(doc, "displays");
-    doc += displays;
+    if (displays)
+        doc.raw(displays->take());
+    else
+        doc.raw("[]");
     appendKey(doc, "duration_ms");
-    doc += QByteArray::number(execution.durationMs());
+    doc.integer(execution.durationMs());
     appendKey(doc, "error");
     if (hasError)
-        JsonText::appendValue(doc, error);
+        doc.value(error);
     else
-        doc += "null";
+        doc.raw("null");
     if (withEvents) {
         appendKey(doc, "events");
-        doc += events;
-        doc += ']';
+        doc.raw(events.take());
     }
     appendKey(doc, "execution_count");
-    doc += QByteArray::number(execution.executionCount());
+    doc.integer(execution.executionCount());
     if (!exitCode.isUndefined()) {
         appendKey(doc, "exit_code");
-        JsonText::appendValue(doc, exitCode);
+        doc.value(exitCode);
     }
     appendKey(doc, "id");
-    JsonText::appendString(doc, execution.id());
+    doc.string(execution.id());
     appendKey(doc, "language");
-    JsonText::appendString(doc, execution.language());
+    doc.string(execution.language());
     appendKey(doc, "result");
     if (result.isEmpty())
-        doc += "null";
+        doc.raw("null");
     else
-        JsonText::appendValue(doc, result);
+        doc.value(result);
     appendKey(doc, "started_at");
-    doc += '"';
+    doc.raw('"');
     appendIsoTime(doc, execution.startedAt());
-    doc += '"';
+    doc.raw('"');
     appendKey(doc, "state_lost");
-    doc += stateLost ? "true" : "false";
+    doc.raw(stateLost ? QByteArrayView("true") : QByteArrayView("false"));
     appendKey(doc, "status");
-    JsonText::appendString(doc, execution.status());
+    doc.string(execution.status());
     appendKey(doc, "stderr");
-    JsonText::appendString(doc, err);
+    doc.string(err);
     appendKey(doc, "stdout");
-    JsonText::appendString(doc, out);
+    doc.string(out);
     appendKey(doc, "workspace");
-    JsonText::appendString(doc, execution.workspace());
-    doc += '}';
-    return doc;
+    doc.string(execution.workspace());
+    doc.raw('}');
+    return doc.take();
 }
 
 Result<QJsonObject> ExecutionDocument::object(const Execution &execution, bool withEvents)

@@ -13,7 +13,7 @@ namespace replhost::core {
 // GET /v1/executions/{id} (docs/http-api.md): its identity, status and timing, stdout and stderr
 // joined, the result's MIME bundle, display outputs, the error, the done event's cwd, exit code
 // and state_lost, and, with `withEvents`, every event. Written as compact JSON bytes directly
-// (JsonText), without a QJsonObject in between.
+// (JsonWriter), without a QJsonObject in between.
 //
 // Events that left the execution's memory are read back through its archive, a page at a time;
 // the archive's errors are returned. Threading: the execution's (the engine thread).

@@ -9,9 +9,9 @@
 
 namespace replhost::core {
 
-// Compact JSON written straight into bytes, for the documents the server writes on every run
-// (an execution's answer, each event of a stream or of the history), where building a
-// QJsonObject first and serialising it afterwards cost more than the run itself.
+// Compact JSON appended to a QByteArray, one value at a time, for callers that write a single
+// value (an event for the history or a stream). A document of many values is written with one
+// JsonWriter instead, which these wrap.
 //
 // The text is what QJsonDocument::toJson(QJsonDocument::Compact) writes for the same values:
 // the same escapes, UTF-8, the same numbers (tst_jsontext holds the two side by side).

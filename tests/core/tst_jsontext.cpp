@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// JsonText writes the same bytes as QJsonDocument's compact form for every kind of value, so the
-// documents the server writes by hand read exactly as those it used to build with QJsonObject.
+// JsonText (and the JsonWriter under it) writes the same bytes as QJsonDocument's compact form
+// for every kind of value, so the documents the server writes by hand read exactly as those it
+// used to build with QJsonObject.
 #include "core/jsontext.h"
+#include "core/jsonwriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QTest>
 
 #include <cmath>
@@ -13,6 +16,7 @@
 
 using namespace replhost;
 using replhost::core::JsonText;
+using replhost::core::JsonWriter;
 using sdk::Event;
 
 class tst_JsonText : public QObject {
@@ -21,6 +25,9 @@ class tst_JsonText : public QObject {
 private slots:
     void valuesReadAsQJsonDocumentWritesThem_data();
     void valuesReadAsQJsonDocumentWritesThem();
+    void doublesReadAsQJsonDocumentWritesThem_data();
+    void doublesReadAsQJsonDocumentWritesThem();
+    void documentOfManyPiecesGrowsAsNeeded();
     void eventsReadAsEventToJson_data();
     void eventsReadAsEventToJson();
     void backgroundEventHasNullExecutionId();
@@ -69,6 +76,14 @@ void tst_JsonText::valuesReadAsQJsonDocumentWritesThem_data()
     for (int i = 0; i < 9000; ++i)
         everyKind += QChar(char16_t(i % 7 == 0 ? 0x22 : i % 11 == 0 ? 0x5c : i % 13 == 0 ? 0x1 : 0x20 + i % 0x5f));
     QTest::newRow("escapes scattered through 9,000 units") << QJsonValue(everyKind);
+    // Eight units are tested at once where the processor can: each edge of "copied as it is"
+    // (0x1f/0x20, 0x7f/0x80, the sign bit of a 16-bit lane) at each position of a group.
+    QString laneEdges;
+    for (const char16_t edge : {u'\u001f', u' ', u'\u007f', u'\u0080', u'\u7fff', u'\u8000', u'\uffff', u'"', u'\\'}) {
+        for (int position = 0; position < 8; ++position)
+            laneEdges += QString(position, QLatin1Char('a')) + QChar(edge) + QString(15 - position, QLatin1Char('b'));
+    }
+    QTest::newRow("edges of plain text in each lane") << QJsonValue(laneEdges);
     QTest::newRow("empty array") << QJsonValue(QJsonArray());
     QTest::newRow("empty object") << QJsonValue(QJsonObject());
     QTest::newRow("nested") << QJsonValue(QJsonObject{
@@ -84,6 +99,69 @@ void tst_JsonText::valuesReadAsQJsonDocumentWritesThem()
     QByteArray ours;
     JsonText::appendValue(ours, value);
     QCOMPARE(ours, qtCompact(value));
+}
+
+void tst_JsonText::doublesReadAsQJsonDocumentWritesThem_data()
+{
+    // Fractions from 0.01 up to 1e9 are written by std::to_chars, the rest by Qt: each decade
+    // around and inside that range, with random mantissas of every length (a fixed seed, so
+    // every run checks the same numbers), must read as QJsonDocument writes them.
+    QTest::addColumn<int>("exponent");
+    for (int exponent = -5; exponent <= 10; ++exponent)
+        QTest::addRow("1e%d", exponent) << exponent;
+}
+
+void tst_JsonText::doublesReadAsQJsonDocumentWritesThem()
+{
+    QFETCH(int, exponent);
+    QRandomGenerator random(quint32(1000 + exponent));
+    QList<double> values;
+    const double decade = std::pow(10.0, exponent);
+    for (int i = 0; i < 3000; ++i) {
+        const double mantissa = 1.0 + 9.0 * random.generateDouble();
+        // Rounded to 1..17 significant digits, so short and long fractions both occur.
+        const int digits = 1 + i % 17;
+        const double scale = std::pow(10.0, digits - 1);
+        values.append(std::round(mantissa * scale) / scale * decade);
+        values.append(-mantissa * decade);
+    }
+    values << decade << std::nextafter(decade, 0.0) << std::nextafter(decade, 1e300);
+    for (const double value : std::as_const(values)) {
+        QByteArray ours;
+        JsonText::appendValue(ours, QJsonValue(value));
+        const QByteArray theirs = qtCompact(QJsonValue(value));
+        if (ours != theirs)
+            QFAIL(qPrintable(QStringLiteral("%1: ours %2, QJsonDocument %3")
+                                     .arg(value, 0, 'g', 17)
+                                     .arg(QString::fromLatin1(ours), QString::fromLatin1(theirs))));
+    }
+}
+
+void tst_JsonText::documentOfManyPiecesGrowsAsNeeded()
+{
+    // A writer that starts small grows while pieces, strings and values are added, and hands
+    // back exactly what was written; appending to existing bytes keeps them.
+    JsonWriter writer(1);
+    QByteArray expected;
+    for (int i = 0; i < 2000; ++i) {
+        writer.raw(i == 0 ? '[' : ',');
+        expected += i == 0 ? '[' : ',';
+        writer.string(QStringLiteral("item \"%1\"").arg(i));
+        expected += "\"item \\\"" + QByteArray::number(i) + "\\\"\"";
+        writer.raw(',');
+        writer.integer(-i);
+        expected += ',' + QByteArray::number(-i);
+    }
+    writer.raw(']');
+    expected += ']';
+    QCOMPARE(writer.size(), expected.size());
+    QCOMPARE(writer.take(), expected);
+    QCOMPARE(writer.size(), 0);
+
+    JsonWriter after(QByteArray("{\"a\":"));
+    after.value(QJsonArray{1, 2.5, QStringLiteral("x")});
+    after.raw('}');
+    QCOMPARE(after.take(), QByteArray("{\"a\":[1,2.5,\"x\"]}"));
 }
 
 void tst_JsonText::eventsReadAsEventToJson_data()
