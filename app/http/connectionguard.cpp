@@ -46,25 +46,34 @@ ConnectionGuard::~ConnectionGuard()
 
 void ConnectionGuard::readRequests()
 {
-    if (!m_socket)
-        return;
-    if (m_lingering) {
-        // Discard what the client still sends, keeping nothing.
-        m_socket->skip(m_socket->bytesAvailable());
-        return;
+    // Read a block at a time into the stack: readAll() allocated and resized a new array for
+    // every request, and the framer copies what it keeps (a split head, a body) anyway.
+    char block[16 * 1024];
+    while (m_socket) {
+        if (m_lingering) {
+            // Discard what the client still sends, keeping nothing.
+            m_socket->skip(m_socket->bytesAvailable());
+            return;
+        }
+        const qint64 n = m_socket->read(block, sizeof block);
+        if (n <= 0)
+            return;
+        restartIdleTimer();
+        // Asked before reading again: a read of an empty buffer costs more than the question.
+        if (!frame(QByteArrayView(block, n)) || !m_socket || m_socket->bytesAvailable() == 0)
+            return;
     }
-    const QByteArray bytes = m_socket->readAll();
-    if (bytes.isEmpty())
-        return;
-    restartIdleTimer();
+}
 
+bool ConnectionGuard::frame(QByteArrayView bytes)
+{
     for (RequestFramer::Step &step : m_framer.feed(bytes)) {
         if (m_closing)
-            return;
+            return false;
         switch (step.kind) {
         case RequestFramer::Step::Kind::Rejected:
             refuse(step.rejection);
-            return;
+            return false;
         case RequestFramer::Step::Kind::HeadComplete:
             // Clients that send "Expect: 100-continue" (curl does, for bodies over 1 MiB) wait
             // for it. Only when nothing else is being answered, so the interim response cannot
@@ -78,10 +87,11 @@ void ConnectionGuard::readRequests()
             m_closeRequested = step.head.wantsClose;
             m_handler(*this, std::move(step.head), std::move(step.body));
             if (!m_socket)
-                return;
+                return false;
             break;
         }
     }
+    return !m_closing;
 }
 
 void ConnectionGuard::submit(std::function<void()> respond)

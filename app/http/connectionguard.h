@@ -61,6 +61,9 @@ public:
 
 private:
     void readRequests();
+    // Feeds bytes read to the framer and acts on what they complete; false when the connection
+    // reads no more (refused, closing, or gone).
+    bool frame(QByteArrayView bytes);
     void refuse(const RequestFramer::Rejection &rejection);
     void closeLingering();
     void halfCloseWhenWritten();

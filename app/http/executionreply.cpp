@@ -44,7 +44,7 @@ void ExecutionReply::sendDocument(HttpExchange &exchange, const core::Execution 
         return;
     }
     document->append('\n');
-    exchange.send(200, "application/json", *document);
+    exchange.send(200, QByteArrayLiteral("application/json"), *document);
 }
 
 } // namespace replhost::http

@@ -39,7 +39,7 @@ std::optional<WorkspaceFiles> filesOf(core::Engine &engine, HttpExchange &exchan
 std::optional<QString> pathOf(HttpExchange &exchange, bool optional = false)
 {
     const HttpRequest &request = exchange.request();
-    if (!request.query.hasQueryItem(QStringLiteral("path")) && !optional) {
+    if (!request.query().hasQueryItem(QStringLiteral("path")) && !optional) {
         exchange.sendError(400, QStringLiteral("bad_request"),
                            QStringLiteral("query parameter 'path' is required (a path relative to "
                                           "the workspace directory)"));
@@ -50,7 +50,7 @@ std::optional<QString> pathOf(HttpExchange &exchange, bool optional = false)
 
 bool flagOf(const HttpExchange &exchange, const QString &name, bool fallback)
 {
-    if (!exchange.request().query.hasQueryItem(name))
+    if (!exchange.request().query().hasQueryItem(name))
         return fallback;
     return exchange.request().queryFlag(name);
 }

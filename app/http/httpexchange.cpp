@@ -11,6 +11,7 @@
 #include <QTcpSocket>
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 namespace replhost::http {
 
@@ -61,25 +62,35 @@ bool HttpExchange::write(const QByteArray &bytes)
     return m_socket->write(bytes) == bytes.size();
 }
 
-bool HttpExchange::writeAnswer(const QByteArray &bytes)
+bool HttpExchange::writeAnswer(const QByteArray &head, const QByteArray &body)
 {
     if (!isConnected())
         return false;
     // A whole answer is written to the kernel at once when nothing is queued before it. Through
     // QTcpSocket it would wait for the next pass of the event loop, and enabling and disabling
-    // the socket's write notifier for it wakes the loop twice more. What the kernel does not
-    // take (a full send buffer) is queued on the socket, which keeps the order.
+    // the socket's write notifier for it wakes the loop twice more. Head and body go as two
+    // pieces of one sendmsg(), not copied into one array first. What the kernel does not take
+    // (a full send buffer) is queued on the socket, which keeps the order.
     qsizetype sent = 0;
     if (m_socket->bytesToWrite() == 0) {
-        const ssize_t n = ::send(int(m_socket->socketDescriptor()), bytes.constData(),
-                                 size_t(bytes.size()), MSG_NOSIGNAL | MSG_DONTWAIT);
+        iovec pieces[2] = {{const_cast<char *>(head.constData()), size_t(head.size())},
+                           {const_cast<char *>(body.constData()), size_t(body.size())}};
+        msghdr message{};
+        message.msg_iov = pieces;
+        message.msg_iovlen = body.isEmpty() ? 1 : 2;
+        const ssize_t n = ::sendmsg(int(m_socket->socketDescriptor()), &message,
+                                    MSG_NOSIGNAL | MSG_DONTWAIT);
         // An error other than a full buffer is left for the socket to meet and report.
         if (n > 0)
             sent = n;
     }
-    if (sent == bytes.size())
-        return true;
-    return m_socket->write(bytes.constData() + sent, bytes.size() - sent) == bytes.size() - sent;
+    const auto queue = [this](const QByteArray &bytes, qsizetype from) {
+        const qsizetype rest = bytes.size() - from;
+        return rest <= 0 || m_socket->write(bytes.constData() + from, rest) == rest;
+    };
+    if (sent < head.size())
+        return queue(head, sent) && queue(body, 0);
+    return queue(body, sent - head.size());
 }
 
 void HttpExchange::complete()
@@ -107,16 +118,14 @@ void HttpExchange::send(int status, const QByteArray &contentType, const QByteAr
     answering(status);
     HeaderList headers = commonHeaders();
     if (!contentType.isEmpty())
-        headers.prepend({"Content-Type", contentType});
+        headers.prepend({QByteArrayLiteral("Content-Type"), contentType});
     // 204 and 1xx answers have no body and must not carry Content-Length (RFC 9110 §8.6).
-    if (status == 204) {
+    if (status == 204)
         writeAnswer(HttpResponse::head(status, headers));
-    } else if (m_request.method == "HEAD") {
-        headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
-        writeAnswer(HttpResponse::head(status, headers));
-    } else {
-        writeAnswer(HttpResponse::full(status, headers, body));
-    }
+    else if (m_request.method == "HEAD")
+        writeAnswer(HttpResponse::head(status, headers, body.size()));
+    else
+        writeAnswer(HttpResponse::head(status, headers, body.size()), body);
     complete();
 }
 

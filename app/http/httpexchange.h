@@ -77,8 +77,9 @@ public:
 private:
     HeaderList commonHeaders() const;
     bool write(const QByteArray &bytes);
-    // write() for a complete answer: straight to the kernel when nothing is queued before it.
-    bool writeAnswer(const QByteArray &bytes);
+    // write() for a complete answer, its head and its body: straight to the kernel, in one
+    // system call, when nothing is queued before it.
+    bool writeAnswer(const QByteArray &head, const QByteArray &body = {});
     void complete();
     void answering(int status);
 

@@ -4,6 +4,8 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 
 namespace replhost::http {
 
@@ -12,10 +14,22 @@ namespace {
 // Characters QUrl keeps as they are in a fully encoded path or query. A target made only of
 // these (the usual case) is split without building a QUrl. '%' is not among them: QUrl
 // normalises escapes (decoding unreserved ones), so such targets take the QUrl path.
+constexpr std::array<bool, 256> kVerbatimTargetChars = [] {
+    std::array<bool, 256> table{};
+    for (int c = 'a'; c <= 'z'; ++c)
+        table[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c)
+        table[c] = true;
+    for (int c = '0'; c <= '9'; ++c)
+        table[c] = true;
+    for (const char c : std::string_view("-._~/?!$&'()*+,;=:@"))
+        table[uchar(c)] = true;
+    return table;
+}();
+
 bool isVerbatimTargetChar(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-            || QByteArrayView("-._~/?!$&'()*+,;=:@").contains(c);
+    return kVerbatimTargetChars[uchar(c)];
 }
 
 } // namespace
@@ -29,13 +43,15 @@ HttpRequest HttpRequest::fromHead(RequestFramer::Head head, QByteArray body,
             && std::all_of(target.cbegin(), target.cend(), isVerbatimTargetChar);
     if (verbatim) {
         const qsizetype question = target.indexOf('?');
-        r.path = QString::fromLatin1(question < 0 ? target : target.first(question));
+        // Views: QByteArray::first() and sliced() would copy before the conversion copies again.
+        const QByteArrayView view(target);
+        r.path = QString::fromLatin1(question < 0 ? view : view.first(question));
         if (question >= 0)
-            r.query = QUrlQuery(QString::fromLatin1(target.sliced(question + 1)));
+            r.rawQuery = QString::fromLatin1(view.sliced(question + 1));
     } else {
         const QUrl url = QUrl::fromEncoded(target);
         r.path = url.path(QUrl::FullyEncoded);
-        r.query = QUrlQuery(url.query(QUrl::FullyEncoded));
+        r.rawQuery = url.query(QUrl::FullyEncoded);
     }
     r.method = std::move(head.method);
     r.headers = std::move(head.fields);
@@ -44,10 +60,21 @@ HttpRequest HttpRequest::fromHead(RequestFramer::Head head, QByteArray body,
     return r;
 }
 
+namespace {
+
+// Names of other lengths are passed over without a case-insensitive comparison: a request's
+// headers are looked up several times each.
+bool sameName(QByteArrayView a, QByteArrayView b)
+{
+    return a.size() == b.size() && a.compare(b, Qt::CaseInsensitive) == 0;
+}
+
+} // namespace
+
 QByteArray HttpRequest::header(QByteArrayView name) const
 {
     for (const auto &[key, value] : headers) {
-        if (QByteArrayView(key).compare(name, Qt::CaseInsensitive) == 0)
+        if (sameName(key, name))
             return value;
     }
     return {};
@@ -56,19 +83,38 @@ QByteArray HttpRequest::header(QByteArrayView name) const
 bool HttpRequest::hasHeader(QByteArrayView name) const
 {
     for (const auto &header : headers) {
-        if (QByteArrayView(header.first).compare(name, Qt::CaseInsensitive) == 0)
+        if (sameName(header.first, name))
             return true;
     }
     return false;
 }
 
+const QUrlQuery &HttpRequest::query() const
+{
+    if (!m_query)
+        m_query.emplace(rawQuery);
+    return *m_query;
+}
+
 bool HttpRequest::queryFlag(const QString &name) const
 {
-    if (!query.hasQueryItem(name))
-        return false;
-    const QString value = query.queryItemValue(name).toLower();
-    return value.isEmpty() || value == QLatin1String("true") || value == QLatin1String("1")
-            || value == QLatin1String("yes");
+    const auto isSet = [](QStringView value) {
+        return value.isEmpty() || value.compare(QLatin1String("true"), Qt::CaseInsensitive) == 0
+                || value == QLatin1String("1")
+                || value.compare(QLatin1String("yes"), Qt::CaseInsensitive) == 0;
+    };
+    if (rawQuery.contains(QLatin1Char('%'))) {
+        // Escapes are QUrlQuery's to decode.
+        return query().hasQueryItem(name) && isSet(query().queryItemValue(name));
+    }
+    // The first item of that name, as QUrlQuery::queryItemValue() takes it: "name", "name=" or
+    // "name=value", items separated by '&'.
+    for (const QStringView item : QStringView(rawQuery).tokenize(QLatin1Char('&'))) {
+        const qsizetype equals = item.indexOf(QLatin1Char('='));
+        if ((equals < 0 ? item : item.first(equals)) == name)
+            return isSet(equals < 0 ? QStringView() : item.sliced(equals + 1));
+    }
+    return false;
 }
 
 } // namespace replhost::http
@@ -92,7 +138,7 @@ Result<qint64> HttpRequest::queryInteger(const QString &name, qint64 fallback, q
 
 QString HttpRequest::queryValue(const QString &name) const
 {
-    return query.queryItemValue(name, QUrl::FullyDecoded);
+    return query().queryItemValue(name, QUrl::FullyDecoded);
 }
 
 } // namespace replhost::http

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <QByteArray>
-#include <QHash>
+#include <QMap>
 #include <QHostAddress>
 #include <QList>
 #include <QPair>
 #include <QString>
 #include <QUrlQuery>
+
+#include <optional>
 
 #include "requestframer.h"
 
@@ -22,11 +24,11 @@ namespace replhost::http {
 struct HttpRequest {
     QByteArray method;        // as sent: "GET", "POST", ...
     QString path;             // percent-encoded path, without the query
-    QUrlQuery query;
+    QString rawQuery;         // the query as sent (percent-encoded), without the '?'; set once
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray body;
     QHostAddress remoteAddress;
-    QHash<QString, QString> params;  // path parameters, filled in by the Router
+    QMap<QString, QString> params;  // path parameters, filled in by the Router
     // A token sent as a path segment, taken out of `path` on arrival (SecurityGate::takePathToken).
     QByteArray pathToken;
 
@@ -34,6 +36,10 @@ struct HttpRequest {
     // any other form, or one with characters a URL would re-encode, through QUrl.
     static HttpRequest fromHead(RequestFramer::Head head, QByteArray body,
                                 const QHostAddress &remoteAddress);
+
+    // The query parsed, on first use (and kept: rawQuery must not change afterwards): most
+    // routes read no query, or only a flag.
+    const QUrlQuery &query() const;
 
     // First header with this name (case-insensitive), or empty.
     QByteArray header(QByteArrayView name) const;
@@ -46,6 +52,9 @@ struct HttpRequest {
     Result<qint64> queryInteger(const QString &name, qint64 fallback, qint64 min, qint64 max) const;
     // The query parameter, percent-decoded; empty when absent.
     QString queryValue(const QString &name) const;
+
+private:
+    mutable std::optional<QUrlQuery> m_query;
 };
 
 } // namespace replhost::http

@@ -4,9 +4,16 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <charconv>
+#include <cstring>
+#include <initializer_list>
+
 namespace replhost::http {
 
-QByteArray HttpResponse::reasonPhrase(int status)
+namespace {
+
+// Static text, so that writing a head allocates nothing but the head.
+const char *reason(int status)
 {
     switch (status) {
     case 100: return "Continue";
@@ -36,51 +43,74 @@ QByteArray HttpResponse::reasonPhrase(int status)
     }
 }
 
-namespace {
-
-// Writes the status line and the header fields, without the blank line, into one buffer sized
-// once: an answer is a handful of short fields, and concatenating them piece by piece costs more
-// than writing them.
-QByteArray headLines(int status, const HeaderList &headers, qsizetype extra)
+// Writes the status line and the header fields, and `tail` after them, into one array sized
+// once and written through a pointer: an answer is a handful of short fields, and appending them
+// piece by piece cost more than the bytes.
+QByteArray headLines(int status, const HeaderList &headers,
+                     std::initializer_list<QByteArrayView> tail)
 {
-    const QByteArray reason = HttpResponse::reasonPhrase(status);
-    qsizetype size = 9 + 3 + 1 + reason.size() + 2 + extra;
+    const QByteArrayView phrase(reason(status));
+    char code[12];
+    const QByteArrayView number(code, std::to_chars(code, code + sizeof code, status).ptr - code);
+    qsizetype size = 9 + number.size() + 1 + phrase.size() + 2;
     for (const auto &[name, value] : headers)
         size += name.size() + 2 + value.size() + 2;
-    QByteArray out;
-    out.reserve(size);
-    out += "HTTP/1.1 ";
-    out += QByteArray::number(status);
-    out += ' ';
-    out += reason;
-    out += "\r\n";
+    for (const QByteArrayView piece : tail)
+        size += piece.size();
+    QByteArray out(size, Qt::Uninitialized);
+    char *at = out.data();
+    const auto put = [&at](QByteArrayView piece) {
+        if (piece.isEmpty())
+            return;  // an empty view may have no data pointer at all
+        std::memcpy(at, piece.data(), size_t(piece.size()));
+        at += piece.size();
+    };
+    put("HTTP/1.1 ");
+    put(number);
+    put(" ");
+    put(phrase);
+    put("\r\n");
     for (const auto &[name, value] : headers) {
-        out += name;
-        out += ": ";
-        out += value;
-        out += "\r\n";
+        put(name);
+        put(": ");
+        put(value);
+        put("\r\n");
     }
+    for (const QByteArrayView piece : tail)
+        put(piece);
     return out;
+}
+
+// The head with Content-Length, and `body` (which may be left to the caller) after it.
+QByteArray withLength(int status, const HeaderList &headers, qint64 contentLength,
+                      QByteArrayView body)
+{
+    char length[24];
+    const QByteArrayView lengthText(
+            length, std::to_chars(length, length + sizeof length, contentLength).ptr - length);
+    return headLines(status, headers, {"Content-Length: ", lengthText, "\r\n\r\n", body});
 }
 
 } // namespace
 
+QByteArray HttpResponse::reasonPhrase(int status)
+{
+    return reason(status);
+}
+
 QByteArray HttpResponse::head(int status, const HeaderList &headers)
 {
-    QByteArray out = headLines(status, headers, 2);
-    out += "\r\n";
-    return out;
+    return headLines(status, headers, {"\r\n"});
+}
+
+QByteArray HttpResponse::head(int status, const HeaderList &headers, qint64 contentLength)
+{
+    return withLength(status, headers, contentLength, {});
 }
 
 QByteArray HttpResponse::full(int status, const HeaderList &headers, const QByteArray &body)
 {
-    const QByteArray length = QByteArray::number(body.size());
-    QByteArray out = headLines(status, headers, 16 + length.size() + 4 + body.size());
-    out += "Content-Length: ";
-    out += length;
-    out += "\r\n\r\n";
-    out += body;
-    return out;
+    return withLength(status, headers, body.size(), body);
 }
 
 QByteArray HttpResponse::errorBody(const QString &code, const QString &message)

@@ -17,6 +17,9 @@ public:
     // "HTTP/1.1 <status> <reason>\r\n" + headers + "\r\n". The caller adds Content-Length or
     // Transfer-Encoding.
     static QByteArray head(int status, const HeaderList &headers);
+    // The head of a complete response whose body of `contentLength` bytes is sent separately:
+    // the headers, then Content-Length.
+    static QByteArray head(int status, const HeaderList &headers, qint64 contentLength);
 
     // A complete response with a body (Content-Length is added).
     static QByteArray full(int status, const HeaderList &headers, const QByteArray &body);

@@ -350,7 +350,7 @@ void NativeApi::deleteWorkspace(const ExchangePtr &exchange)
 
 void NativeApi::listContexts(const ExchangePtr &exchange)
 {
-    const QString language = exchange->request().query.queryItemValue(QStringLiteral("language"),
+    const QString language = exchange->request().query().queryItemValue(QStringLiteral("language"),
                                                                       QUrl::FullyDecoded);
     const Result<QList<core::ContextInfo>> contexts =
             m_engine.contexts().list(workspaceOf(*exchange), language);

@@ -115,7 +115,7 @@ Result<void> applyMode(const WorkspaceFiles &files, const QString &path, int mod
 std::optional<QStringList> queryPaths(HttpExchange &exchange)
 {
     const QStringList paths =
-            exchange.request().query.allQueryItemValues(QStringLiteral("path"), QUrl::FullyDecoded);
+            exchange.request().query().allQueryItemValues(QStringLiteral("path"), QUrl::FullyDecoded);
     if (paths.isEmpty()) {
         OpenSandboxError::missingQuery(exchange, QStringLiteral("path"));
         return std::nullopt;
@@ -414,7 +414,7 @@ void OpenSandboxFilesApi::download(const ExchangePtr &exchange)
     if (!files)
         return;
     const HttpRequest &request = exchange->request();
-    if (request.query.hasQueryItem(QStringLiteral("offset")) || request.query.hasQueryItem(QStringLiteral("limit"))) {
+    if (request.query().hasQueryItem(QStringLiteral("offset")) || request.query().hasQueryItem(QStringLiteral("limit"))) {
         exchange->sendError(400, QStringLiteral("NOT_SUPPORTED"),
                             QStringLiteral("'offset' and 'limit' are not supported; ask for bytes "
                                            "with a Range header"));

@@ -203,7 +203,7 @@ void OpenSandboxLifecycleApi::list(const ExchangePtr &exchange)
         return;
     }
     // Every sandbox is Running: asking only for other states finds none.
-    const QStringList states = request.query.allQueryItemValues(QStringLiteral("state"), QUrl::FullyDecoded);
+    const QStringList states = request.query().allQueryItemValues(QStringLiteral("state"), QUrl::FullyDecoded);
     const bool wantsRunning = states.isEmpty()
             || std::any_of(states.cbegin(), states.cend(), [](const QString &state) {
                    return state.compare(QLatin1String("Running"), Qt::CaseInsensitive) == 0;

@@ -46,6 +46,26 @@ bool equalsLower(QByteArrayView value, QByteArrayView lower)
     return value.size() == lower.size() && value.compare(lower, Qt::CaseInsensitive) == 0;
 }
 
+// `text` as a QByteArray, shared with a static one when it is a method, header name or value
+// that clients send on every request: a head would otherwise allocate for each of them. Only an
+// exact match is shared, since names are kept as sent.
+QByteArray sharedText(QByteArrayView text)
+{
+    static const QByteArray common[] = {
+        QByteArrayLiteral("GET"), QByteArrayLiteral("POST"), QByteArrayLiteral("PATCH"),
+        QByteArrayLiteral("DELETE"), QByteArrayLiteral("Host"), QByteArrayLiteral("Authorization"),
+        QByteArrayLiteral("Content-Type"), QByteArrayLiteral("Content-Length"),
+        QByteArrayLiteral("Accept"), QByteArrayLiteral("User-Agent"),
+        QByteArrayLiteral("Connection"), QByteArrayLiteral("Accept-Encoding"),
+        QByteArrayLiteral("application/json"), QByteArrayLiteral("keep-alive"),
+        QByteArrayLiteral("*/*")};
+    for (const QByteArray &known : common) {
+        if (known.size() == text.size() && QByteArrayView(known) == text)
+            return known;
+    }
+    return text.toByteArray();
+}
+
 } // namespace
 
 RequestFramer::RequestFramer(const ConnectionLimits &limits) : m_limits(limits) {}
@@ -58,6 +78,7 @@ bool RequestFramer::atMessageBoundary() const
 QList<RequestFramer::Step> RequestFramer::feed(QByteArrayView data)
 {
     QList<Step> steps;
+    steps.reserve(2);  // a request that arrives whole: its head, then the request
     qsizetype i = 0;
     while (i < data.size() && m_state != State::Rejected) {
         const QByteArrayView rest = data.sliced(i);
@@ -161,6 +182,8 @@ void RequestFramer::finishHead(QByteArrayView block, QList<Step> &steps)
 {
     qsizetype lineEnd = block.indexOf('\n');
     Head head;
+    // Room for a usual request's fields at once, instead of growing the list field by field.
+    head.fields.reserve(12);
     {
         // Request line: method, target and version, separated by (runs of) spaces.
         const QByteArrayView line = withoutCr(block.first(lineEnd));
@@ -185,7 +208,7 @@ void RequestFramer::finishHead(QByteArrayView block, QList<Step> &steps)
             reject(steps, 400, QStringLiteral("bad_request"), QStringLiteral("malformed request line"));
             return;
         }
-        head.method = parts[0].toByteArray();
+        head.method = sharedText(parts[0]);
         head.target = parts[1].toByteArray();
         if (parts[2] == "HTTP/1.1") {
             head.httpMinor = 1;
@@ -232,7 +255,7 @@ void RequestFramer::finishHead(QByteArrayView block, QList<Step> &steps)
         }
         const QByteArrayView name = line.first(colon);
         const QByteArrayView value = line.sliced(colon + 1).trimmed();
-        head.fields.emplaceBack(name.toByteArray(), value.toByteArray());
+        head.fields.emplaceBack(sharedText(name), sharedText(value));
 
         if (equalsLower(name, "content-length")) {
             if (!isDigits(value)) {

@@ -66,8 +66,14 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
             continue;
         }
         for (qsizetype i = 0; i < segments.size(); ++i) {
-            if (route.placeholders[i])
-                result.params.insert(route.segments[i], QUrl::fromPercentEncoding(segments[i].toUtf8()));
+            if (!route.placeholders[i])
+                continue;
+            // The path is percent-encoded ASCII: a segment without '%' is its own value.
+            const QStringView segment = segments[i];
+            result.params.insert(route.segments[i],
+                                 segment.contains(QLatin1Char('%'))
+                                         ? QUrl::fromPercentEncoding(segment.toUtf8())
+                                         : segment.toString());
         }
         result.kind = Match::Kind::Found;
         result.handler = &route.handler;

@@ -26,6 +26,14 @@ bool constantTimeEquals(QByteArrayView sent, QByteArrayView token)
     return diff == 0;
 }
 
+// `path` is `prefix` or lies below it ("prefix/…"), compared where it lies: these run on every
+// request, and building "prefix/" for the comparison allocated each time.
+bool isUnder(QStringView path, QStringView prefix)
+{
+    return path.startsWith(prefix)
+            && (path.size() == prefix.size() || path.at(prefix.size()) == QLatin1Char('/'));
+}
+
 QString hostName(QString host)
 {
     host = host.trimmed().toLower();
@@ -84,8 +92,34 @@ QString SecurityGate::normalizeOrigin(const QString &origin)
     return QStringLiteral("%1://%2:%3").arg(scheme, host).arg(port);
 }
 
+bool SecurityGate::isPlainLocalHost(QByteArrayView host)
+{
+    // Exactly a local name, with a port or without: what every local client sends. Anything
+    // else (case, spaces, a trailing dot, other names) is judged by the general rules.
+    for (const QByteArrayView name : {QByteArrayView("127.0.0.1"), QByteArrayView("localhost"),
+                                      QByteArrayView("[::1]")}) {
+        if (!host.startsWith(name))
+            continue;
+        const QByteArrayView port = host.sliced(name.size());
+        if (port.isEmpty())
+            return true;
+        if (port.front() != ':' || port.size() < 2 || port.size() > 6)
+            return false;
+        int value = 0;
+        for (const char c : port.sliced(1)) {
+            if (c < '0' || c > '9')
+                return false;
+            value = value * 10 + (c - '0');
+        }
+        return value <= 65535;
+    }
+    return false;
+}
+
 Result<void> SecurityGate::checkHost(const QByteArray &hostHeader) const
 {
+    if (isPlainLocalHost(hostHeader))
+        return {};  // the usual case, without building strings
     const QString value = QString::fromLatin1(hostHeader).trimmed();
     if (value.isEmpty())
         return makeError(QStringLiteral("bad_request"), QStringLiteral("the Host header is missing"));
@@ -163,7 +197,7 @@ void SecurityGate::acceptTokenInPath(const QString &pathPrefix)
 void SecurityGate::takePathToken(HttpRequest &request) const
 {
     for (const QString &prefix : m_tokenPathPrefixes) {
-        if (!request.path.startsWith(prefix + QLatin1Char('/')))
+        if (!isUnder(request.path, prefix) || request.path.size() == prefix.size())
             continue;
         const qsizetype start = prefix.size() + 1;
         qsizetype end = request.path.indexOf(QLatin1Char('/'), start);
@@ -188,7 +222,7 @@ Result<void> SecurityGate::checkToken(const HttpRequest &request) const
     }
     QList<QByteArray> accepted;
     for (const auto &[prefix, header] : m_tokenHeaders) {
-        if (request.path == prefix || request.path.startsWith(prefix + QLatin1Char('/')))
+        if (isUnder(request.path, prefix))
             accepted.append(header);
     }
     if (!authorization.isEmpty() || accepted.isEmpty())

@@ -61,6 +61,9 @@ public:
     static QString normalizeOrigin(const QString &origin);
 
 private:
+    // "127.0.0.1", "localhost" or "[::1]", each with an optional ":<port>", exactly.
+    static bool isPlainLocalHost(QByteArrayView host);
+
     QByteArray m_token;
     QSet<QString> m_hosts;          // lower-case names, IPv6 without brackets
     QStringList m_extraOrigins;     // normalized

@@ -37,7 +37,7 @@ Result<int> SseStream::firstIndexFor(const HttpRequest &request)
 {
     QByteArray last = request.header("last-event-id").trimmed();
     if (last.isEmpty())
-        last = request.query.queryItemValue(QStringLiteral("last_event_id")).toLatin1().trimmed();
+        last = request.query().queryItemValue(QStringLiteral("last_event_id")).toLatin1().trimmed();
     if (last.isEmpty())
         return 0;
     bool ok = false;

@@ -13,6 +13,8 @@ class tst_HttpRequest : public QObject {
 private slots:
     void targetIsSplitAsAUrlWould_data();
     void targetIsSplitAsAUrlWould();
+    void queryFlagReadsTheFirstItemOfItsName_data();
+    void queryFlagReadsTheFirstItemOfItsName();
     void headFieldsAndBodyAreKept();
 };
 
@@ -65,6 +67,44 @@ void tst_HttpRequest::targetIsSplitAsAUrlWould()
         const QUrl url = QUrl::fromEncoded(target);
         QCOMPARE(request.path, url.path(QUrl::FullyEncoded));
     }
+}
+
+void tst_HttpRequest::queryFlagReadsTheFirstItemOfItsName_data()
+{
+    QTest::addColumn<QByteArray>("target");
+    QTest::addColumn<bool>("flag");
+    // Without escapes the query is read where it lies; with them, through QUrlQuery. Both read
+    // as QUrlQuery's first item of the name would.
+    QTest::newRow("true") << QByteArray("/x?wait=true") << true;
+    QTest::newRow("upper case") << QByteArray("/x?wait=TRUE") << true;
+    QTest::newRow("one") << QByteArray("/x?wait=1") << true;
+    QTest::newRow("yes") << QByteArray("/x?wait=Yes") << true;
+    QTest::newRow("bare name") << QByteArray("/x?wait") << true;
+    QTest::newRow("empty value") << QByteArray("/x?a=1&wait=") << true;
+    QTest::newRow("false") << QByteArray("/x?wait=false") << false;
+    QTest::newRow("zero") << QByteArray("/x?wait=0") << false;
+    QTest::newRow("absent") << QByteArray("/x?waiting=true") << false;
+    QTest::newRow("no query") << QByteArray("/x") << false;
+    QTest::newRow("prefix of a name") << QByteArray("/x?wai=true") << false;
+    QTest::newRow("first of two") << QByteArray("/x?wait=no&wait=true") << false;
+    QTest::newRow("value with an equals sign") << QByteArray("/x?wait=true=1") << false;
+    QTest::newRow("among others") << QByteArray("/x?a=b&wait=true&c") << true;
+    QTest::newRow("escaped value") << QByteArray("/x?wait=%74rue") << true;
+    QTest::newRow("escaped name") << QByteArray("/x?w%61it=1") << true;
+}
+
+void tst_HttpRequest::queryFlagReadsTheFirstItemOfItsName()
+{
+    QFETCH(QByteArray, target);
+    QFETCH(bool, flag);
+    const HttpRequest request = HttpRequest::fromHead(headFor(target), {}, QHostAddress::LocalHost);
+    QCOMPARE(request.queryFlag(QStringLiteral("wait")), flag);
+    // The parsed query agrees.
+    const QString value = request.query().queryItemValue(QStringLiteral("wait")).toLower();
+    const bool expected = request.query().hasQueryItem(QStringLiteral("wait"))
+            && (value.isEmpty() || value == QLatin1String("true") || value == QLatin1String("1")
+                || value == QLatin1String("yes"));
+    QCOMPARE(request.queryFlag(QStringLiteral("wait")), expected);
 }
 
 void tst_HttpRequest::headFieldsAndBodyAreKept()

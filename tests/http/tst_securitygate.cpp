@@ -49,6 +49,15 @@ void tst_SecurityGate::hosts_data()
     QTest::newRow("bad port") << QByteArray("localhost:http") << false;
     QTest::newRow("userinfo") << QByteArray("localhost@attacker.example") << false;
     QTest::newRow("empty") << QByteArray("") << false;
+    // Plain local names are accepted without the general rules; the edges must read the same.
+    QTest::newRow("v6 without port") << QByteArray("[::1]") << true;
+    QTest::newRow("highest port") << QByteArray("127.0.0.1:65535") << true;
+    QTest::newRow("port out of range") << QByteArray("127.0.0.1:65536") << false;
+    QTest::newRow("empty port") << QByteArray("localhost:") << true;
+    QTest::newRow("upper case") << QByteArray("LOCALHOST:80") << true;
+    QTest::newRow("longer name") << QByteArray("127.0.0.10:80") << false;
+    QTest::newRow("two ports") << QByteArray("localhost:80:80") << false;
+    QTest::newRow("v6 suffix") << QByteArray("[::1]x") << false;
 }
 
 void tst_SecurityGate::hosts()
