@@ -6,6 +6,8 @@
 //                                 engine opened in this process, until its Execution finishes
 //   roundtrip/http/<placement>    the same run as POST /v1/contexts/{id}/executions?wait=true on
 //                                 one keep-alive connection to a real replhost-server
+//   roundtrip/tcp_echo/same_cpu   the same request bytes to a peer that answers each with an
+//                                 answer of the same size without reading it: the transport alone
 //   throughput/http               16 keep-alive clients over 8 Python contexts, `x = 1` in a loop
 //                                 (one epoll loop drives all 16 connections)
 //   stream/http                   one run that writes 200 MiB to stdout, read as Server-Sent
@@ -27,6 +29,7 @@
 #include "latencysamples.h"
 #include "schedmeter.h"
 #include "serverprocess.h"
+#include "tcpechopeer.h"
 #include "warmenginecontext.h"
 
 #include "core/engine.h"
@@ -130,6 +133,9 @@ struct Fixtures {
     std::string serverError;
     std::string httpContext;
     pid_t httpWorker = 0;
+    // The HTTP case's request and its last answer's body, which the transport's floor repeats.
+    std::string httpRequest;
+    std::string httpAnswerBody;
 };
 
 Fixtures *g_fixtures = nullptr;
@@ -263,10 +269,62 @@ void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
         failed += reader.status() != 200 || reader.body().find("\"status\":\"ok\"") == std::string::npos;
     }
     sched.report(state);
+    f.httpRequest = request;
+    f.httpAnswerBody = reader.body();
     if (!connected)
         state.SkipWithError(connection.error().c_str());
     else if (failed)
         state.SkipWithError((std::to_string(failed) + " runs did not answer 200 with status \"ok\"").c_str());
+    samples.report(state);
+}
+
+// The HTTP case's transport without a server behind it: the same request bytes, and an answer
+// with the head fields the server sends and a body of the same size, from a peer that neither
+// parses nor runs anything. Runs after the HTTP case, whose bytes it takes; alone, it uses a
+// request and a body of typical sizes.
+void BM_TcpEchoRoundTrip(benchmark::State &state)
+{
+    Fixtures &f = *g_fixtures;
+    const std::string request = !f.httpRequest.empty()
+            ? f.httpRequest
+            : KeepAliveConnection::request("POST", "/v1/contexts/" + std::string(36, 'c')
+                                                   + "/executions?wait=true",
+                                           40000, std::string(43, 't'),
+                                           json({{QStringLiteral("code"), kCode}}));
+    const std::string body = !f.httpAnswerBody.empty() ? f.httpAnswerBody : std::string(700, ' ');
+    const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                               "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    TcpEchoPeer peer;
+    KeepAliveConnection connection;
+    if (!peer.start(request.size(), answer)) {
+        state.SkipWithError(peer.error().c_str());
+        return;
+    }
+    if (!connection.open(peer.port())) {
+        state.SkipWithError(connection.error().c_str());
+        return;
+    }
+    state.SetLabel("client+peer CPU0");
+    HttpResponseReader reader;
+    for (int i = 0; i < kWarmups; ++i) {
+        if (!connection.roundTrip(request, reader)) {
+            state.SkipWithError(connection.error().c_str());
+            return;
+        }
+    }
+    LatencySamples samples(state.max_iterations);
+    bool connected = true;
+    SchedMeter sched({{"peer", peer.pid()}});
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        connected = connection.roundTrip(request, reader);
+        samples.add(Clock::now() - start);
+        if (!connected)
+            break;
+    }
+    sched.report(state);
+    if (!connected)
+        state.SkipWithError(connection.error().c_str());
     samples.report(state);
 }
 
@@ -585,6 +643,13 @@ void printSummary(const FigureReporter &reporter)
                            + (ratio > 0 ? (ratio <= 2 ? "met" : "MISSED") : "n/a")
                            + " (target <= 2x)");
     }
+    const auto *engine = reporter.figure(caseName("engine", Placement::SameCpu));
+    const auto *http = reporter.figure(caseName("http", Placement::SameCpu));
+    if (const auto *floor = reporter.figure("roundtrip/tcp_echo/same_cpu"); floor && engine && http) {
+        std::printf("Same CPU: HTTP adds %.1f µs to the engine's round trip; the same bytes over "
+                    "loopback TCP alone take %.1f µs (median)\n",
+                    http->p50Us - engine->p50Us, floor->p50Us);
+    }
     if (const auto *throughput = reporter.figure("throughput/http")) {
         const double rate = throughput->counter("exec_per_s");
         std::printf("\nThroughput, %d clients x %d contexts: %.0f executions/s, p50 %.0f µs, "
@@ -645,6 +710,9 @@ int main(int argc, char **argv)
                                                BM_EngineRoundTrip, placement));
         roundTrip(benchmark::RegisterBenchmark(caseName("http", placement).c_str(),
                                                BM_HttpRoundTrip, placement));
+        // Nothing of it moves across CPUs, so it has one placement.
+        if (placement == Placement::SameCpu)
+            roundTrip(benchmark::RegisterBenchmark("roundtrip/tcp_echo/same_cpu", BM_TcpEchoRoundTrip));
     }
     benchmark::RegisterBenchmark("throughput/http", BM_HttpThroughput)
             ->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
