@@ -55,6 +55,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -202,6 +203,24 @@ std::optional<std::string> ensureHttpContext(KeepAliveConnection &connection)
     return createHttpContext(connection, &f.httpContext, &f.httpWorker);
 }
 
+// One timed round trip per iteration; `check`, untimed, sees each answer. False when the
+// connection failed (its error() says why).
+bool timeRoundTrips(benchmark::State &state, KeepAliveConnection &connection,
+                    const std::string &request, HttpResponseReader &reader,
+                    LatencySamples &samples, const std::function<void()> &check = {})
+{
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        const bool connected = connection.roundTrip(request, reader);
+        samples.add(Clock::now() - start);
+        if (!connected)
+            return false;
+        if (check)
+            check();
+    }
+    return true;
+}
+
 // ---- the cases ------------------------------------------------------------------------------
 
 void BM_EngineRoundTrip(benchmark::State &state, Placement placement)
@@ -257,17 +276,11 @@ void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
 
     LatencySamples samples(state.max_iterations);
     int failed = 0;
-    bool connected = true;
     SchedMeter sched({{"server", pid_t(f.server.pid()), false, true}, {"worker", f.httpWorker}});
-    for (auto _ : state) {
-        const auto start = Clock::now();
-        connected = connection.roundTrip(request, reader);
-        samples.add(Clock::now() - start);
-        if (!connected)
-            break;
+    const bool connected = timeRoundTrips(state, connection, request, reader, samples, [&] {
         // The body is a few hundred bytes; finding the status costs well under a microsecond.
         failed += reader.status() != 200 || reader.body().find("\"status\":\"ok\"") == std::string::npos;
-    }
+    });
     sched.report(state);
     f.httpRequest = request;
     f.httpAnswerBody = reader.body();
@@ -313,15 +326,8 @@ void BM_TcpEchoRoundTrip(benchmark::State &state)
         }
     }
     LatencySamples samples(state.max_iterations);
-    bool connected = true;
     SchedMeter sched({{"peer", peer.pid()}});
-    for (auto _ : state) {
-        const auto start = Clock::now();
-        connected = connection.roundTrip(request, reader);
-        samples.add(Clock::now() - start);
-        if (!connected)
-            break;
-    }
+    const bool connected = timeRoundTrips(state, connection, request, reader, samples);
     sched.report(state);
     if (!connected)
         state.SkipWithError(connection.error().c_str());
