@@ -303,10 +303,16 @@ void tst_ServerOps::sigtermEndsAndRecordsRunningWork()
     const std::unique_ptr<ApiClient::Stream> queued = api.openStream(
             "POST", QStringLiteral("/v1/contexts/%1/executions").arg(id), {{QStringLiteral("code"), QStringLiteral("1")}});
     const QString queuedId = queued->next(10000)->json().value(QStringLiteral("id")).toString();
-    while (std::optional<ApiClient::Event> event = running->next(10000)) {
+    // All of the line, which print() writes in two pieces: the shutdown must find it delivered,
+    // not on its way.
+    QString seen;
+    while (!seen.endsWith(QLatin1Char('\n'))) {
+        const std::optional<ApiClient::Event> event = running->next(10000);
+        QVERIFY2(event, qPrintable(QStringLiteral("the output so far: ") + seen));
         if (event->type == "stream")
-            break;
+            seen += event->json().value(QStringLiteral("text")).toString();
     }
+    QCOMPARE(seen, QStringLiteral("going\n"));
     // A command running too, whose process must not outlive the server.
     const QString directory = api.get(QStringLiteral("/v1/workspaces/default")).object().value(QStringLiteral("directory")).toString();
     const std::unique_ptr<ApiClient::Stream> command = api.openStream(
