@@ -37,7 +37,8 @@ public:
         m_engine.reset();
         auto engine = Engine::open(config);
         if (!engine) {
-            qWarning("cannot open the engine: %s", qPrintable(engine.error().message));
+            qWarning("cannot open the engine: %s: %s", qPrintable(engine.error().code),
+                     qPrintable(engine.error().message));
             return false;
         }
         m_engine = std::move(*engine);

@@ -5,6 +5,7 @@
 // the tables.
 #include "core/engine.h"
 #include "executionevents.h"
+#include "testengine.h"
 #include "storage/store.h"
 
 #include <QCoreApplication>
@@ -19,7 +20,6 @@
 
 #include <cerrno>
 #include <csignal>
-#include <memory>
 #include <optional>
 
 #include <fcntl.h>
@@ -116,32 +116,18 @@ class ContextsTest : public QObject {
     Q_OBJECT
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dataDir;
-    std::unique_ptr<Engine> m_engine;
+    TestEngine m_engine;
 
     EngineConfig config() const
     {
-        EngineConfig config;
-        config.dataDir = m_dataDir->path();
-        config.pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)};
+        EngineConfig config = m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR));
         // Every test opens an engine: a warm pool (tst_warmpool) would start a JVM for each.
         config.warmPoolSize = 0;
         return config;
     }
 
     // Opens the engine on the test's data directory; a warning says why when it cannot.
-    bool openEngine(const EngineConfig &config)
-    {
-        m_engine.reset();
-        auto engine = Engine::open(config);
-        if (!engine) {
-            qWarning("cannot open the engine: %s: %s", qPrintable(engine.error().code),
-                     qPrintable(engine.error().message));
-            return false;
-        }
-        m_engine = std::move(*engine);
-        return true;
-    }
+    bool openEngine(const EngineConfig &config) { return m_engine.open(config); }
 
     ContextManager &contexts() { return m_engine->contexts(); }
 
@@ -266,8 +252,7 @@ private slots:
         qputenv("RH_HOST_HIDDEN_BY_EXECUTION", "host");
         qputenv("RH_HOST_KEPT", "host");
 
-        m_dataDir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dataDir->isValid());
+        QVERIFY(m_engine.makeDataDir());
         QVERIFY(openEngine(config()));
         for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash"),
                                          QStringLiteral("javascript"), QStringLiteral("perl"),
@@ -285,21 +270,15 @@ private slots:
             }
         }
         m_engine.reset();
-        m_dataDir.reset();
     }
 
     void init()
     {
-        m_dataDir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dataDir->isValid());
+        QVERIFY(m_engine.makeDataDir());
         QVERIFY(openEngine(config()));
     }
 
-    void cleanup()
-    {
-        m_engine.reset();
-        m_dataDir.reset();
-    }
+    void cleanup() { m_engine.reset(); }
 
     void stateSurvivesAcrossRuns_data()
     {
@@ -1333,7 +1312,7 @@ private slots:
         QFETCH(QString, language);
         QFETCH(QString, leaveWriter);
         QFETCH(QString, printMine);
-        const QString flag = QDir(m_dataDir->path()).filePath(QStringLiteral("writer-done"));
+        const QString flag = QDir(m_engine.dataDir()).filePath(QStringLiteral("writer-done"));
 
         const QString context = createContext(language);
         QVERIFY(!context.isEmpty());
@@ -2476,7 +2455,7 @@ private slots:
         }
 
         // Closing the engine flushes the history; a new engine on the directory finds it.
-        m_engine.reset();
+        m_engine.close();
         QVERIFY(openEngine(config()));
 
         const auto listed = contexts().list({});
@@ -2533,7 +2512,7 @@ private slots:
                  qPrintable(second.error().message));
 
         // Once the first engine is gone, the directory is free again.
-        m_engine.reset();
+        m_engine.close();
         QVERIFY(openEngine(config()));
     }
 
