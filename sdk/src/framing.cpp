@@ -200,16 +200,6 @@ bool FrameReader::parse(QByteArrayView body, QJsonObject *object, QString *error
 
 bool FrameReader::feed(QByteArrayView input, const Handler &handler)
 {
-    return feedBodies(input, [&handler](QByteArrayView body, QString *error) {
-        QJsonObject object;
-        if (!parse(body, &object, error))
-            return false;
-        return handler(object);
-    });
-}
-
-bool FrameReader::feedBodies(QByteArrayView input, const BodyHandler &handler)
-{
     if (failed())
         return false;
     const char *p = input.data();

@@ -42,26 +42,20 @@ int writeFrameHeader(char *out, qsizetype size);
 // failed state for good: the stream cannot be resynchronised, so the caller ends the worker.
 class FrameReader {
 public:
-    // Called for each frame in order, with an object the handler may move from. Returning false
-    // stops the current feed() at once, without touching the reader again (the handler may have
-    // destroyed it); the rest of that input is dropped.
-    using Handler = std::function<bool(QJsonObject &)>;
-
     explicit FrameReader(qsizetype maxFrameBytes = kMaxFrameBytes);
+
+    // Called for each frame in order with its body, valid only during the call; the handler
+    // parses it with parse() or takes it apart itself. Returning false stops the current feed()
+    // at once, without touching the reader again (the handler may have destroyed it); the rest of
+    // that input is dropped. A handler that also sets `*error` instead declares the body
+    // malformed, which fails the reader (it must not have destroyed it then).
+    using Handler = std::function<bool(QByteArrayView body, QString *error)>;
 
     // Returns false when the stream is (or was already) malformed; error() says why. Returns
     // true when all input was consumed or the handler asked to stop.
     bool feed(QByteArrayView input, const Handler &handler);
 
-    // The same without parsing: each frame's body is handed over as it is (valid only during the
-    // call), for a caller that takes some frames apart itself and parses the rest with parse().
-    // Returning false stops as above; a handler that also sets `*error` instead declares the body
-    // malformed, which fails the reader as feed() would have (it must not have destroyed it).
-    using BodyHandler = std::function<bool(QByteArrayView body, QString *error)>;
-    bool feedBodies(QByteArrayView input, const BodyHandler &handler);
-
-    // Parses one frame body, which must be one JSON object. On failure `*error` says why, in the
-    // words feed() uses.
+    // Parses one frame body, which must be one JSON object. On failure `*error` says why.
     static bool parse(QByteArrayView body, QJsonObject *object, QString *error);
 
     bool failed() const { return !m_error.isEmpty(); }

@@ -266,9 +266,12 @@ public:
     // May move from `message`: an event's fields are the frame's object, taken without a copy.
     [[nodiscard]] bool handleMessage(QJsonObject &message);
     [[nodiscard]] bool handleDone(DoneFrame frame);
-    // Records that the running execution's `done` has arrived; false when it is not the running
-    // execution's or a done has already come (the frame is then dropped).
-    bool noteDone(const QString &type, const QString &id, bool hasMark, quint64 mark);
+    // Whether an event of execution `id` belongs to the running execution and comes before its
+    // done; events after done (or of another run) would break "no output after done", so the
+    // caller drops them.
+    bool acceptsEventOf(const QString &type, const QString &id) const;
+    // Records that the running execution's `done` has arrived.
+    void noteDone(bool hasMark, quint64 mark);
     [[nodiscard]] bool handleHello(const QJsonObject &message);
     [[nodiscard]] bool handleExecutionEvent(const QString &type, const QString &id,
                                             QJsonObject fields);
@@ -760,7 +763,7 @@ bool WorkerProcess::Private::readEvents()
         const ssize_t got = ::read(eventFd, eventBuffer.get(), size_t(kReadChunk));
         if (got > 0) {
             bool alive = true;
-            const bool ok = frames.feedBodies(QByteArrayView(eventBuffer.get(), got),
+            const bool ok = frames.feed(QByteArrayView(eventBuffer.get(), got),
                                               [this, &alive](QByteArrayView body, QString *error) {
                                                   const bool handled = handleFrame(body, error);
                                                   // A malformed body leaves us alive.
@@ -1151,8 +1154,9 @@ bool WorkerProcess::Private::handleDone(DoneFrame frame)
     // when it is the same text, which saves making one per run.
     const QLatin1StringView idText(frame.idText());
     const QString id = exec && exec->id == idText ? exec->id : QString(idText);
-    if (!noteDone(QStringLiteral("done"), id, frame.hasMark(), frame.mark()))
+    if (!acceptsEventOf(QStringLiteral("done"), id))
         return true;
+    noteDone(frame.hasMark(), frame.mark());
     Event done;
     done.kind = Event::Kind::Done;
     done.type = QStringLiteral("done");
@@ -1163,14 +1167,17 @@ bool WorkerProcess::Private::handleDone(DoneFrame frame)
                    std::move(frame));
 }
 
-bool WorkerProcess::Private::noteDone(const QString &type, const QString &id, bool hasMark,
-                                      quint64 mark)
+bool WorkerProcess::Private::acceptsEventOf(const QString &type, const QString &id) const
 {
-    // Events after done (or of another run) would break "no output after done": drop them.
     if (!exec || id != exec->id || exec->doneReceived) {
         qCDebug(lcWorker) << "ignoring" << type << "of execution" << id;
         return false;
     }
+    return true;
+}
+
+void WorkerProcess::Private::noteDone(bool hasMark, quint64 mark)
+{
     exec->doneReceived = true;
     exec->doneMarked = hasMark;
     exec->doneMark = hasMark ? mark : 0;
@@ -1178,7 +1185,6 @@ bool WorkerProcess::Private::noteDone(const QString &type, const QString &id, bo
         exec->doneReads[i] = out[i].reads;
     // The run has ended in the worker: no more signals for it, even while its output drains.
     stopInterruptLadder();
-    return true;
 }
 
 bool WorkerProcess::Private::handleMessage(QJsonObject &message)
@@ -1245,11 +1251,8 @@ bool WorkerProcess::Private::handleHello(const QJsonObject &message)
 bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QString &id,
                                                   QJsonObject fields)
 {
-    // Events after done (or of another run) would break "no output after done": drop them.
-    if (!exec || id != exec->id || exec->doneReceived) {
-        qCDebug(lcWorker) << "ignoring" << type << "of execution" << id;
+    if (!acceptsEventOf(type, id))
         return true;
-    }
     fields.remove(kType);
     fields.remove(kId);
     const bool hasMark = fields.contains(kMark);
@@ -1268,8 +1271,7 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
         return true;
     }
     if (type == QLatin1String("done")) {
-        if (!noteDone(type, id, hasMark, mark))
-            return true;
+        noteDone(hasMark, mark);
         // Not through Event::done(): release() sets state_lost and streams_synced, and the
         // driver's fields are kept as they are, so only a missing status needs filling in.
         if (!fields.value(QLatin1String("status")).isString())

@@ -5,6 +5,8 @@
 #include <QJsonDocument>
 #include <QTest>
 
+#include <functional>
+
 using replhost::sdk::appendJsonString;
 using replhost::sdk::asciiJson;
 using replhost::sdk::escapeNonAscii;
@@ -24,13 +26,24 @@ struct Collected {
     QString error;
 };
 
+// Feeds `input`, handing each frame's body to `handler` parsed, as the worker's reader does
+// for the frames it does not take apart itself.
+bool feedObjects(FrameReader &reader, QByteArrayView input,
+                 const std::function<bool(const QJsonObject &)> &handler)
+{
+    return reader.feed(input, [&handler](QByteArrayView body, QString *error) {
+        QJsonObject object;
+        return FrameReader::parse(body, &object, error) && handler(object);
+    });
+}
+
 Collected feedPieces(const QList<QByteArray> &pieces,
                      qsizetype limit = replhost::sdk::kMaxFrameBytes)
 {
     FrameReader reader(limit);
     Collected c;
     for (const QByteArray &piece : pieces) {
-        c.ok = reader.feed(piece, [&](const QJsonObject &o) {
+        c.ok = feedObjects(reader, piece, [&](const QJsonObject &o) {
             c.frames.append(o);
             return true;
         });
@@ -153,9 +166,9 @@ private slots:
     void failedReaderStaysFailed()
     {
         FrameReader reader;
-        QVERIFY(!reader.feed("x\n", [](const QJsonObject &) { return true; }));
+        QVERIFY(!feedObjects(reader, "x\n", [](const QJsonObject &) { return true; }));
         int seen = 0;
-        QVERIFY(!reader.feed(frame("{}"), [&](const QJsonObject &) { return ++seen, true; }));
+        QVERIFY(!feedObjects(reader, frame("{}"), [&](const QJsonObject &) { return ++seen, true; }));
         QCOMPARE(seen, 0);
         QVERIFY(reader.failed());
     }
@@ -164,7 +177,7 @@ private slots:
     {
         FrameReader reader;
         int seen = 0;
-        QVERIFY(reader.feed(frame("{}") + frame("{}"), [&](const QJsonObject &) {
+        QVERIFY(feedObjects(reader, frame("{}") + frame("{}"), [&](const QJsonObject &) {
             ++seen;
             return false;
         }));
@@ -181,8 +194,8 @@ private slots:
             bodies.append(body.toByteArray());
             return true;
         };
-        QVERIFY(reader.feedBodies(stream.left(stream.size() - 3), collect));
-        QVERIFY(reader.feedBodies(stream.right(3), collect));
+        QVERIFY(reader.feed(stream.left(stream.size() - 3), collect));
+        QVERIFY(reader.feed(stream.right(3), collect));
         QCOMPARE(bodies, QList<QByteArray>({"{\"n\":1}", "{\"n\":22}"}));
     }
 
@@ -190,7 +203,7 @@ private slots:
     {
         FrameReader reader;
         int seen = 0;
-        QVERIFY(!reader.feedBodies(frame("{x}") + frame("{}"), [&](QByteArrayView body,
+        QVERIFY(!reader.feed(frame("{x}") + frame("{}"), [&](QByteArrayView body,
                                                                      QString *error) {
             ++seen;
             QJsonObject object;
