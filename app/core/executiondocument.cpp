@@ -128,13 +128,9 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
                 hasError = true;
                 break;
             case Event::Kind::Done:
-                stateLost = false;
-                cwd = exitCode = QJsonValue(QJsonValue::Undefined);
-                if (!withEvents) {
-                    stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
-                    cwd = e.fields.value(QLatin1String("cwd"));
-                    exitCode = e.fields.value(QLatin1String("exit_code"));
-                }
+                stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
+                cwd = e.fields.value(QLatin1String("cwd"));
+                exitCode = e.fields.value(QLatin1String("exit_code"));
                 break;
             default:
                 break;
@@ -142,20 +138,7 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
             if (withEvents) {
                 if (events.size() > 1)
                     events.raw(',');
-                if (e.kind == Event::Kind::Done) {
-                    // Its summary fields are read as the event is written: looking each one up
-                    // cost as much as writing the whole event.
-                    events.event(e, [&](const QString &key, const QJsonValue &value) {
-                        if (key == QLatin1String("state_lost"))
-                            stateLost = value.toBool();
-                        else if (key == QLatin1String("cwd"))
-                            cwd = value;
-                        else if (key == QLatin1String("exit_code"))
-                            exitCode = value;
-                    });
-                } else {
-                    events.event(e);
-                }
+                events.event(e);
             }
         }
         next += int(page->size());

@@ -245,8 +245,7 @@ void JsonWriter::value(const QJsonValue &value)
     }
 }
 
-void JsonWriter::members(const QJsonObject &object, bool afterOthers, bool skipEventKeys,
-                         const FieldObserver &observe)
+void JsonWriter::members(const QJsonObject &object, bool afterOthers, bool skipEventKeys)
 {
     bool comma = afterOthers;
     for (auto it = object.constBegin(), end = object.constEnd(); it != end; ++it) {
@@ -258,14 +257,11 @@ void JsonWriter::members(const QJsonObject &object, bool afterOthers, bool skipE
         comma = true;
         string(key);
         raw(':');
-        const QJsonValue item = it.value();
-        value(item);
-        if (observe)
-            observe(key, item);
+        value(it.value());
     }
 }
 
-void JsonWriter::event(const sdk::Event &event, const FieldObserver &observe)
+void JsonWriter::event(const sdk::Event &event)
 {
     raw("{\"type\":");
     string(event.type);
@@ -274,7 +270,7 @@ void JsonWriter::event(const sdk::Event &event, const FieldObserver &observe)
         raw("null");
     else
         string(event.executionId);
-    members(event.fields, true, true, observe);
+    members(event.fields, true, true);
     raw('}');
 }
 

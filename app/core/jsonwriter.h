@@ -10,7 +10,6 @@
 #include <QStringView>
 
 #include <cstring>
-#include <functional>
 
 namespace replhost::core {
 
@@ -56,12 +55,9 @@ public:
     void number(double value);
     // Any JSON value; objects and arrays nest.
     void value(const QJsonValue &value);
-    // Told each field of an event as it is written, for a caller that also reads some of them:
-    // the event's fields are walked once.
-    using FieldObserver = std::function<void(const QString &key, const QJsonValue &value)>;
     // The event as stored and served: {"type": …, "execution_id": … or null, <its fields>}.
     // Fields named "type" or "execution_id" are left out, as Event::toJson() overwrites them.
-    void event(const sdk::Event &event, const FieldObserver &observe = {});
+    void event(const sdk::Event &event);
 
     qsizetype size() const { return m_size; }
     // The text written; the writer is empty afterwards.
@@ -77,8 +73,7 @@ private:
     }
     void grow(qsizetype n);
     // The members of `object` after `{` (or after other members: `afterOthers`).
-    void members(const QJsonObject &object, bool afterOthers, bool skipEventKeys,
-                 const FieldObserver &observe = {});
+    void members(const QJsonObject &object, bool afterOthers, bool skipEventKeys);
 
     // Sized to its capacity while writing (so the cursor may write anywhere below it, without a
     // resize per piece); cut to m_size by take(). Never shared while writing.

@@ -27,8 +27,9 @@ class ConnectionGuard;
 // If the client has left, the calls do nothing and report it (isConnected()).
 //
 // Ownership: shared (handlers that answer later keep a std::shared_ptr). It writes through a
-// guarded pointer to the connection's socket, which it does not own. Destroying an exchange that never answered aborts the connection (a handler bug; a late
-// answer would be out of order). Threading: the socket's thread only.
+// guarded pointer to the connection's socket, which it does not own. Destroying an exchange that
+// never answered aborts the connection (a handler bug; a late answer would be out of order).
+// Threading: the socket's thread only.
 class HttpExchange {
 public:
     HttpExchange(QTcpSocket *socket, HttpRequest request, bool closeAfter, ConnectionGuard *guard);

@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "requestframer.h"
+
+#include <replhost/sdk/result.h>
+
 #include <QByteArray>
-#include <QMap>
 #include <QHostAddress>
 #include <QList>
+#include <QMap>
 #include <QPair>
 #include <QString>
 #include <QUrlQuery>
 
 #include <optional>
-
-#include "requestframer.h"
-
-#include <replhost/sdk/result.h>
-
 
 namespace replhost::http {
 
