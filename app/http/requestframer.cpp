@@ -41,6 +41,9 @@ qsizetype headEnd(QByteArrayView data, qsizetype from)
     return -1;
 }
 
+// The most room set aside for a body before its bytes arrive.
+constexpr qint64 kBodyReserveBytes = 1024 * 1024;
+
 bool equalsLower(QByteArrayView value, QByteArrayView lower)
 {
     return value.size() == lower.size() && value.compare(lower, Qt::CaseInsensitive) == 0;
@@ -334,7 +337,9 @@ void RequestFramer::finishHead(QByteArrayView block, QList<Step> &steps)
     } else if (m_head.contentLength > 0) {
         m_state = State::Body;
         m_remaining = m_head.contentLength;
-        m_body.reserve(m_head.contentLength);
+        // Room for a body of the usual size at once; a large one grows as it really arrives, so
+        // a client cannot make the server set aside the whole limit by announcing it.
+        m_body.reserve(std::min<qint64>(m_head.contentLength, kBodyReserveBytes));
     } else {
         completeRequest(steps);
     }
