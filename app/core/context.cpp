@@ -389,14 +389,16 @@ void Context::enqueue(const ExecutionPtr &execution, const QMap<QString, QString
     pending.execEnv.unset = execUnset;
     pending.limits = limits;
     m_queue.enqueue(pending);
-    emit changed();
     if (auto r = ensureSession(); !r) {
         while (!m_queue.isEmpty())
             abort(m_queue.dequeue(), QStringLiteral("StartFailed"), r.error().message);
         setState(QStringLiteral("dead"));
+        emit changed();
         return;
     }
     pump();
+    if (m_running.execution != execution)
+        emit changed();  // it waits in the queue; pump() announces the runs it starts
 }
 
 void Context::pump()
@@ -411,9 +413,20 @@ void Context::pump()
 
     m_record.executionCount += 1;
     m_record.lastUsedAt = nowMs();
-    touch();
     execution->setExecutionCount(m_record.executionCount);
     execution->markRunning();
+
+    sdk::ExecuteRequest request;
+    request.id = execution->id();
+    request.code = execution->code();
+    request.executionCount = m_record.executionCount;
+    request.env.exec = m_running.execEnv;
+    prepareRequest(request);
+    // The request goes out first: the rest is bookkeeping that nothing can observe before the
+    // event loop turns, which is when the worker's events are read (execute() emits none). Across
+    // CPUs it then overlaps the worker's wake-up instead of delaying it. The history row is still
+    // queued before any event of the run, the notices below included.
+    m_session->execute(request);
 
     storage::ExecutionRecord row;
     row.id = execution->id();
@@ -439,18 +452,14 @@ void Context::pump()
                                                          "gone")}}));
     }
 
-    sdk::ExecuteRequest request;
-    request.id = execution->id();
-    request.code = execution->code();
-    request.executionCount = m_record.executionCount;
-    request.env.exec = m_running.execEnv;
-    prepareRequest(request);
-
-    setState(QStringLiteral("busy"));
+    touch();
+    if (m_state != QLatin1String("busy"))
+        setState(QStringLiteral("busy"));  // emits changed() itself: once is enough
+    else
+        emit changed();
     emit m_manager->executionStarted(execution);
     if (m_running.limits.timeoutMs > 0)
         m_timeout.start(m_running.limits.timeoutMs);
-    m_session->execute(request);
 }
 
 void Context::deliver(const ExecutionPtr &execution, const Event &event)
