@@ -695,6 +695,15 @@ void Context::interruptAll()
     emit changed();
 }
 
+void Context::beginStop(const QString &reason)
+{
+    while (!m_queue.isEmpty())
+        abort(m_queue.dequeue(), QStringLiteral("Aborted"), reason);
+    if (m_running.execution && m_session)
+        m_session->interrupt(m_running.execution->id());
+    emit changed();
+}
+
 void Context::stop(const QString &reason)
 {
     m_timeout.stop();

@@ -73,6 +73,11 @@ public:
                  const QStringList &execUnset, const RunLimits &limits);
     void interruptExecution(const QString &executionId);
     void interruptAll();
+    // The first step of an exit: what is queued ends "aborted" with `reason`, and the running
+    // execution is interrupted, so that it ends as usual (its output read to the end, its done
+    // recorded). stop() ends whatever is still running afterwards.
+    void beginStop(const QString &reason);
+    bool hasRunningExecution() const { return bool(m_running.execution); }
     // Ends everything queued or running with `status`, stops the interpreter.
     void stop(const QString &reason);
     void restart();

@@ -12,13 +12,17 @@
 #include "workspacemanager.h"
 
 #include <QDateTime>
+#include <QDeadlineTimer>
 #include <QDir>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QMetaMethod>
 #include <QPointer>
+#include <QTimer>
 #include <QUuid>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 
@@ -29,6 +33,17 @@ using storage::EnvScope;
 namespace {
 
 QString newId() { return QUuid::createUuid().toString(QUuid::WithoutBraces); }
+
+const QString &shutdownReason()
+{
+    static const QString reason = QStringLiteral("replhost is shutting down");
+    return reason;
+}
+
+Error shuttingDownError()
+{
+    return makeError(QStringLiteral("unavailable"), shutdownReason());
+}
 
 // Resolves `cwd` inside `root`: relative paths are taken from the root, and the result (with
 // symlinks resolved) must stay inside it.
@@ -181,6 +196,8 @@ Result<Context *> ContextManager::find(const QString &workspace, const QString &
 
 Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
 {
+    if (m_shuttingDown)
+        return shuttingDownError();
     auto ws = m_workspaces->get(request.workspace);
     if (!ws)
         return ws.error();
@@ -346,6 +363,8 @@ Result<ContextInfo> ContextManager::rename(const QString &workspace, const QStri
 
 Result<ContextInfo> ContextManager::restart(const QString &workspace, const QString &id)
 {
+    if (m_shuttingDown)
+        return shuttingDownError();
     auto context = find(workspace, id);
     if (!context)
         return context.error();
@@ -364,6 +383,8 @@ Result<void> ContextManager::interrupt(const QString &workspace, const QString &
 
 Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
 {
+    if (m_shuttingDown)
+        return shuttingDownError();
     auto ws = m_workspaces->get(request.workspace);
     if (!ws)
         return ws.error();
@@ -681,11 +702,35 @@ Result<void> ContextManager::checkIsolation(const QString &workspaceId) const
     return WorkerConfinement::sandboxRefusal(*workspace, m_sandbox);
 }
 
-void ContextManager::shutdownAll()
+void ContextManager::shutdownAll(std::chrono::milliseconds grace)
 {
+    m_shuttingDown = true;
     m_pool->stop();
+    const auto anyRunning = [this] {
+        // Looked at afresh each time: contexts may be deleted while the loop runs.
+        return std::any_of(m_contexts.cbegin(), m_contexts.cend(),
+                           [](const Context *context) { return context->hasRunningExecution(); });
+    };
+    if (grace.count() > 0) {
+        const QDeadlineTimer deadline(grace);
+        for (Context *context : std::as_const(m_contexts))
+            context->beginStop(shutdownReason());
+        if (anyRunning()) {
+            // Every way an execution ends passes through remember(), which emits this.
+            QEventLoop loop;
+            const QMetaObject::Connection finished = connect(
+                    this, &ContextManager::executionFinished, &loop, [&loop, &anyRunning] {
+                        if (!anyRunning())
+                            loop.quit();
+                    });
+            QTimer::singleShot(int(std::max<qint64>(deadline.remainingTime(), 0)), &loop,
+                               &QEventLoop::quit);
+            loop.exec();
+            disconnect(finished);
+        }
+    }
     for (Context *context : std::as_const(m_contexts))
-        context->stop(QStringLiteral("replhost is shutting down"));
+        context->stop(shutdownReason());
     if (m_writer)
         m_writer->flush();
 }

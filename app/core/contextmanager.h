@@ -15,6 +15,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -145,8 +146,15 @@ public:
                   Reply reply);
     void variables(const QString &workspace, const QString &id, Reply reply);
 
-    // Interrupts everything running and stops all workers (for a clean exit).
-    void shutdownAll();
+    // Ends all work and stops all workers, for a clean exit. From the call on, run() and
+    // create() refuse with "unavailable". Queued executions end "aborted"; running ones are
+    // interrupted and have until `grace` to end as interrupted runs do, their last output and
+    // done recorded (the event loop runs meanwhile); whatever still runs then is aborted and its
+    // worker killed. A zero grace aborts at once.
+    void shutdownAll(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
+    // The grace the server and the workbench give running executions at exit: two SIGINTs of
+    // the interrupt ladder (protocol section 7), which ends a run that handles the first.
+    static constexpr std::chrono::milliseconds kExitGrace{2000};
 
     // About how many bytes of its most recent events each execution keeps in memory (at least
     // its newest event); older events are read back from the history when a client asks for
@@ -225,6 +233,7 @@ private:
     QList<QString> m_finishedOrder;
     const QString m_executionIdPrefix;
     quint64 m_executionsMade = 0;
+    bool m_shuttingDown = false;
 };
 
 } // namespace replhost::core

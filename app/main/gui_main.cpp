@@ -97,7 +97,7 @@ int main(int argc, char *argv[])
     // The window (and the server it holds) first, then the workers, then the engine (history
     // flushed, lock released).
     window.reset();
-    engine->contexts().shutdownAll();
+    engine->contexts().shutdownAll(core::ContextManager::kExitGrace);
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     engine.reset();
     return status;

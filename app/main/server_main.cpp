@@ -147,14 +147,15 @@ int main(int argc, char *argv[])
     const int status = QCoreApplication::exec();
     urlFile.remove();  // before the data dir is released to whichever server comes next
 
-    // No new connections; then end the running commands and executions, so their streams get
-    // their last events and the history records them; let those answers reach the clients; then
-    // close the server and the engine (history flushed, lock released).
+    // No new connections; then end the running commands and executions (executions interrupted,
+    // with a grace to end as interrupted runs do), so their streams get their last events and
+    // the history records them; let those answers reach the clients; then close the server and
+    // the engine (history flushed, lock released).
     server->stopListening();
     if (e2bServer)
         e2bServer->stopListening();
     engine->commands().shutdownAll();
-    engine->contexts().shutdownAll();
+    engine->contexts().shutdownAll(core::ContextManager::kExitGrace);
     server->flush(1000);
     if (e2bServer)
         e2bServer->flush(500);

@@ -10,6 +10,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -833,6 +834,72 @@ private slots:
         QFETCH(QString, check);
         QFETCH(QString, expected);
         interruptKeepsState(language, setup, code, check, expected);
+    }
+
+    // At exit a running execution is interrupted rather than killed: it ends as interrupted runs
+    // do, with what it wrote in its last instant (here from a `finally`) recorded before its done.
+    // What waits in the queue never starts, and nothing new is taken once the exit has begun.
+    void shutdownInterruptsRunningWork()
+    {
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr busy = start(context, QStringLiteral(
+                "import time\ntry:\n    print('going', flush=True)\n    time.sleep(60)\n"
+                "finally:\n    print('tail', flush=True)"));
+        QVERIFY(busy);
+        const ExecutionPtr queued = start(context, QStringLiteral("1"));
+        QVERIFY(queued);
+        QTRY_VERIFY_WITH_TIMEOUT(out(busy).contains(QLatin1String("going")), kRunTimeout);
+
+        QElapsedTimer timer;
+        timer.start();
+        contexts().shutdownAll(ContextManager::kExitGrace);
+        QVERIFY2(timer.elapsed() < kPromptly, qPrintable(QString::number(timer.elapsed())));
+
+        QVERIFY(busy->isFinished());
+        VERIFY_EXEC(busy->status() == "interrupted", busy);
+        QCOMPARE(out(busy), QStringLiteral("going\ntail\n"));
+        QCOMPARE(eventFields(busy, QStringLiteral("error")).value(QLatin1String("ename")).toString(),
+                 QStringLiteral("KeyboardInterrupt"));
+        QVERIFY(queued->isFinished());
+        VERIFY_EXEC(queued->status() == "aborted", queued);
+        QVERIFY(eventFields(queued, QStringLiteral("error")).value(QLatin1String("evalue")).toString()
+                        .contains(QLatin1String("shutting down")));
+
+        RunRequest request;
+        request.contextId = context;
+        request.code = QStringLiteral("1");
+        const auto refused = contexts().run(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, QStringLiteral("unavailable"));
+        CreateContextRequest create;
+        create.language = QStringLiteral("python");
+        QCOMPARE(contexts().create(create).error().code, QStringLiteral("unavailable"));
+    }
+
+    // A run that ignores the interrupt does not hold the exit up beyond the grace: it is aborted,
+    // its worker killed, with the output it had written kept.
+    void shutdownAbortsWhatOutlastsTheGrace()
+    {
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr stubborn = start(context, QStringLiteral(
+                "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                "print('stubborn', flush=True)\ntime.sleep(60)"));
+        QVERIFY(stubborn);
+        QTRY_VERIFY_WITH_TIMEOUT(out(stubborn).contains(QLatin1String("stubborn")), kRunTimeout);
+        const qint64 pid = info(context).pid;
+        QVERIFY(pid > 0);
+
+        QElapsedTimer timer;
+        timer.start();
+        contexts().shutdownAll(std::chrono::milliseconds(300));
+        QVERIFY2(timer.elapsed() < kPromptly, qPrintable(QString::number(timer.elapsed())));
+
+        QVERIFY(stubborn->isFinished());
+        VERIFY_EXEC(stubborn->status() == "aborted", stubborn);
+        QCOMPARE(out(stubborn), QStringLiteral("stubborn\n"));
+        QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kPromptly);
     }
 
     void workerExitIsReportedAndNextRunGetsFreshWorker_data()

@@ -298,13 +298,14 @@ void tst_ServerOps::sigtermEndsAndRecordsRunningWork()
     const QString id = api.createContext(QStringLiteral("python"));
     const std::unique_ptr<ApiClient::Stream> running = api.openStream(
             "POST", QStringLiteral("/v1/contexts/%1/executions").arg(id),
-            {{QStringLiteral("code"), QStringLiteral("import time\nprint('going', flush=True)\ntime.sleep(60)")}});
+            {{QStringLiteral("code"), QStringLiteral("import time\ntry:\n    print('going', flush=True)\n    time.sleep(60)\n"
+                                                      "finally:\n    print('tail', flush=True)")}});
     const QString runningId = running->next(10000)->json().value(QStringLiteral("id")).toString();
     const std::unique_ptr<ApiClient::Stream> queued = api.openStream(
             "POST", QStringLiteral("/v1/contexts/%1/executions").arg(id), {{QStringLiteral("code"), QStringLiteral("1")}});
     const QString queuedId = queued->next(10000)->json().value(QStringLiteral("id")).toString();
-    // All of the line, which print() writes in two pieces: the shutdown must find it delivered,
-    // not on its way.
+    // The whole first line (print() writes it in two pieces), so that the run is in its sleep
+    // when the signal comes.
     QString seen;
     while (!seen.endsWith(QLatin1Char('\n'))) {
         const std::optional<ApiClient::Event> event = running->next(10000);
@@ -329,7 +330,8 @@ void tst_ServerOps::sigtermEndsAndRecordsRunningWork()
     QCOMPARE(server.stop(), 0);
     QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
 
-    // The clients saw their runs end, rather than a cut connection.
+    // The clients saw their runs end, rather than a cut connection: the running one interrupted
+    // (its `finally` ran and what it printed is there), the queued one never started.
     QJsonObject runningDone, queuedDone;
     while (std::optional<ApiClient::Event> event = running->next(5000)) {
         if (event->type == "done")
@@ -339,7 +341,7 @@ void tst_ServerOps::sigtermEndsAndRecordsRunningWork()
         if (event->type == "done")
             queuedDone = event->json();
     }
-    QCOMPARE(runningDone.value(QStringLiteral("status")).toString(), QStringLiteral("aborted"));
+    QCOMPARE(runningDone.value(QStringLiteral("status")).toString(), QStringLiteral("interrupted"));
     QCOMPARE(queuedDone.value(QStringLiteral("status")).toString(), QStringLiteral("aborted"));
     QTRY_VERIFY_WITH_TIMEOUT(!ServerProcess::isAlive(commandPid.toLongLong()), 5000);
 
@@ -348,18 +350,21 @@ void tst_ServerOps::sigtermEndsAndRecordsRunningWork()
     QVERIFY2(again.start(fixtureArguments(), {}, dataDir), qPrintable(again.error()));
     ApiClient after(again.port(), again.token());
     const QJsonObject first = after.get(QStringLiteral("/v1/executions/") + runningId).object();
-    QCOMPARE(first.value(QStringLiteral("status")).toString(), QStringLiteral("aborted"));
-    QCOMPARE(first.value(QStringLiteral("stdout")).toString(), QStringLiteral("going\n"));
-    QVERIFY(first.value(QStringLiteral("error")).toObject().value(QStringLiteral("evalue")).toString().contains(QStringLiteral("shutting down")));
+    QCOMPARE(first.value(QStringLiteral("status")).toString(), QStringLiteral("interrupted"));
+    QCOMPARE(first.value(QStringLiteral("stdout")).toString(), QStringLiteral("going\ntail\n"));
+    QCOMPARE(first.value(QStringLiteral("error")).toObject().value(QStringLiteral("ename")).toString(), QStringLiteral("KeyboardInterrupt"));
     QCOMPARE(first.value(QStringLiteral("events")).toArray().last().toObject().value(QStringLiteral("type")).toString(),
              QStringLiteral("done"));
-    QCOMPARE(after.get(QStringLiteral("/v1/executions/") + queuedId).object().value(QStringLiteral("status")).toString(),
-             QStringLiteral("aborted"));
+    const QJsonObject second = after.get(QStringLiteral("/v1/executions/") + queuedId).object();
+    QCOMPARE(second.value(QStringLiteral("status")).toString(), QStringLiteral("aborted"));
+    QVERIFY(second.value(QStringLiteral("error")).toObject().value(QStringLiteral("evalue")).toString().contains(QStringLiteral("shutting down")));
     const QJsonArray history = after.get(QStringLiteral("/v1/contexts/%1/executions").arg(id)).object()
                                        .value(QStringLiteral("executions")).toArray();
     QCOMPARE(history.size(), 2);
     for (const QJsonValue &row : history) {
-        QCOMPARE(row.toObject().value(QStringLiteral("status")).toString(), QStringLiteral("aborted"));
+        QCOMPARE(row.toObject().value(QStringLiteral("status")).toString(),
+                 row.toObject().value(QStringLiteral("id")).toString() == runningId ? QStringLiteral("interrupted")
+                                                                                   : QStringLiteral("aborted"));
         QVERIFY(row.toObject().value(QStringLiteral("duration_ms")).toInteger() >= 0);
     }
 }
