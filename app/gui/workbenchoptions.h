@@ -17,6 +17,9 @@ struct WorkbenchOptions {
     std::optional<quint16> servePort;
     // REPLHOST_TOKEN, already taken out of the environment by the caller (empty when not set).
     QByteArray tokenOverride;
+    // Closing the window while code runs asks first (the runs are interrupted at exit). Off for
+    // embedders and tests that close the window themselves; closeWithoutAsking() skips it.
+    bool confirmCloseWhileRunning = false;
 };
 
 } // namespace replhost::gui

@@ -33,12 +33,15 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSaveFile>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace replhost::gui {
 
@@ -772,8 +775,39 @@ void WorkbenchWindow::applyPreferences(const WorkbenchSettings &prefs)
         m_server->setPort(prefs.serverPort);
 }
 
+int WorkbenchWindow::busyContexts() const
+{
+    const QList<core::ContextInfo> contexts = m_engine.contexts().all();
+    return int(std::count_if(contexts.cbegin(), contexts.cend(), [](const core::ContextInfo &info) {
+        return info.state == QLatin1String("busy") || info.queued > 0;
+    }));
+}
+
+void WorkbenchWindow::closeWithoutAsking()
+{
+    m_closeUnasked = true;
+    close();
+}
+
 void WorkbenchWindow::closeEvent(QCloseEvent *event)
 {
+    if (m_options.confirmCloseWhileRunning && !m_closeUnasked) {
+        if (const int busy = busyContexts(); busy > 0) {
+            QMessageBox box(QMessageBox::Question, tr("Quit replhost"),
+                            tr("Code is still running in %n context(s).", nullptr, busy),
+                            QMessageBox::Cancel, this);
+            box.setObjectName(QStringLiteral("quitWhileRunning"));
+            box.setInformativeText(tr("Quitting interrupts it; the history records the runs as "
+                                      "interrupted."));
+            QPushButton *quit = box.addButton(tr("Quit"), QMessageBox::DestructiveRole);
+            box.setDefaultButton(QMessageBox::Cancel);
+            box.exec();
+            if (box.clickedButton() != quit) {
+                event->ignore();
+                return;
+            }
+        }
+    }
     m_prefs.windowGeometry = saveGeometry();
     m_prefs.windowState = saveState();
     m_prefs.save(*m_settings);

@@ -66,6 +66,9 @@ public:
     void showPlugins();
     void showShortcuts();
     void showPreferences();
+    // Closes the window without the question confirmCloseWhileRunning asks (a termination
+    // signal, for instance, is not a person who could answer it).
+    void closeWithoutAsking();
 
     QString currentWorkspace() const { return m_workspace; }
     QString currentContextId() const { return m_contextId; }
@@ -114,8 +117,12 @@ private:
     QString lexerFor(const QString &language) const;
     QString languageForFile(const QString &path) const;
 
+    // Contexts with a run going or waiting.
+    int busyContexts() const;
+
     core::Engine &m_engine;
     WorkbenchOptions m_options;
+    bool m_closeUnasked = false;
     std::unique_ptr<QSettings> m_settings;
     WorkbenchSettings m_prefs;
 

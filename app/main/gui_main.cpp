@@ -14,6 +14,7 @@
 #include <QApplication>
 #include <QIcon>
 #include <QMessageBox>
+#include <QPointer>
 #include <QSettings>
 #include <QTextStream>
 
@@ -59,9 +60,13 @@ int main(int argc, char *argv[])
 
     // SIGTERM or SIGINT close the window like Quit does, so the workers are stopped and the
     // history flushed below instead of the process just vanishing.
+    QPointer<gui::WorkbenchWindow> shown;  // a signal is nobody who could answer a question
     app::SignalWatcher watcher;
-    QObject::connect(&watcher, &app::SignalWatcher::terminationRequested, &app,
-                     [] { QApplication::quit(); });
+    QObject::connect(&watcher, &app::SignalWatcher::terminationRequested, &app, [&shown] {
+        if (shown)
+            shown->closeWithoutAsking();
+        QApplication::quit();
+    });
 
     // Taken out of the environment before the engine exists, so no worker ever inherits it.
     const QByteArray tokenOverride = qgetenv("REPLHOST_TOKEN");
@@ -90,7 +95,9 @@ int main(int argc, char *argv[])
             windowOptions.servePort = gui::WorkbenchSettings::load(*settings).serverPort;
         }
     }
+    windowOptions.confirmCloseWhileRunning = true;
     auto window = std::make_unique<gui::WorkbenchWindow>(*engine, windowOptions);
+    shown = window.get();
     window->show();
     const int status = QApplication::exec();
 

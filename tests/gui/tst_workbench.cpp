@@ -13,6 +13,7 @@
 #include "gui/serverpanel.h"
 #include "gui/workbenchwindow.h"
 
+#include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -25,6 +26,7 @@
 #include <QTimer>
 #include <QTreeWidgetItem>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -42,7 +44,8 @@ constexpr int kRunTimeout = 60000;
 // One engine and one window on a data directory.
 class Bench {
 public:
-    explicit Bench(const QString &dataDir, QStringList pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)})
+    explicit Bench(const QString &dataDir, QStringList pluginPaths = {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)},
+                   bool confirmClose = false)
     {
         core::EngineConfig config;
         config.dataDir = dataDir;
@@ -54,6 +57,7 @@ public:
         engine = std::move(*opened);
         WorkbenchOptions options;
         options.settingsFile = QDir(dataDir).filePath(QStringLiteral("workbench.ini"));
+        options.confirmCloseWhileRunning = confirmClose;
         window = std::make_unique<WorkbenchWindow>(*engine, options);
         window->show();
         if (!QTest::qWaitForWindowExposed(window.get()))
@@ -112,6 +116,24 @@ bool waitFinished(const core::ExecutionPtr &execution, int timeout = kRunTimeout
     return execution && QTest::qWaitFor([&] { return execution->isFinished(); }, timeout);
 }
 
+// Answers the quit question, once it shows, with the button labelled `answer`; `asked` says
+// whether one showed and `text` what it said.
+void answerQuitQuestion(const QString &answer, bool *asked, QString *text)
+{
+    *asked = false;
+    QTimer::singleShot(0, [=] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box || box->objectName() != QLatin1String("quitWhileRunning"))
+            return;
+        *asked = true;
+        *text = box->text();
+        for (QAbstractButton *button : box->buttons()) {
+            if (button->text().remove(QLatin1Char('&')) == answer)
+                button->click();
+        }
+    });
+}
+
 } // namespace
 
 class tst_Workbench : public QObject {
@@ -132,6 +154,7 @@ private slots:
     void executionsFromTheApiAppearLive();
     void hugeOutputKeepsTheWindowResponsive();
     void shortcutsAreUniqueAndListed();
+    void closingWhileCodeRunsAsksFirst();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -518,4 +541,46 @@ void tst_Workbench::shortcutsAreUniqueAndListed()
 }
 
 QTEST_MAIN(tst_Workbench)
+
+// Closing the window while code runs asks first: Cancel keeps the window and the run, Quit
+// closes it. Without a run, or when closed without asking, nothing is asked.
+void tst_Workbench::closingWhileCodeRunsAsksFirst()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path(), {QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)}, true);
+    QVERIFY(bench.createPython());
+    QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("x = 1"))));
+    bool asked = false;
+    QString text;
+    answerQuitQuestion(QStringLiteral("Cancel"), &asked, &text);
+    QVERIFY(bench.window->close());
+    QVERIFY(!asked);
+    bench.window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(bench.window.get()));
+
+    const core::ExecutionPtr loop = bench.typeAndRun(
+            QStringLiteral("import time\nwhile True:\n    time.sleep(0.05)"));
+    QVERIFY(loop);
+    QTRY_VERIFY_WITH_TIMEOUT(loop->status() == QLatin1String("running"), kRunTimeout);
+
+    answerQuitQuestion(QStringLiteral("Cancel"), &asked, &text);
+    QVERIFY(!bench.window->close());
+    QVERIFY(asked);
+    QVERIFY2(text.contains(QLatin1String("1 context")), qPrintable(text));
+    QVERIFY(bench.window->isVisible());
+    QVERIFY(!loop->isFinished());
+
+    answerQuitQuestion(QStringLiteral("Quit"), &asked, &text);
+    QVERIFY(bench.window->close());
+    QVERIFY(asked);
+    QVERIFY(!bench.window->isVisible());
+
+    bench.window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(bench.window.get()));
+    answerQuitQuestion(QStringLiteral("Cancel"), &asked, &text);
+    bench.window->closeWithoutAsking();
+    QVERIFY(!asked);
+    QVERIFY(!bench.window->isVisible());
+}
+
 #include "tst_workbench.moc"
