@@ -146,8 +146,8 @@ public:
                   Reply reply);
     void variables(const QString &workspace, const QString &id, Reply reply);
 
-    // Ends all work and stops all workers, for a clean exit. From the call on, run() and
-    // create() refuse with "unavailable". Queued executions end "aborted"; running ones are
+    // Ends all work and stops all workers, for a clean exit. From the call on, run(), create()
+    // and restart() refuse with "unavailable". Queued executions end "aborted"; running ones are
     // interrupted and have until `grace` to end as interrupted runs do, their last output and
     // done recorded (the event loop runs meanwhile); whatever still runs then is aborted and its
     // worker killed. A zero grace aborts at once.
