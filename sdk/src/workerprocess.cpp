@@ -23,6 +23,7 @@
 #include <QStringDecoder>
 #include <QTimer>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -286,6 +287,10 @@ public:
     //   read later after it. Exact for a done the driver sent after finding both pipes empty:
     //   every byte written before it had been read by then.
     // - None: nothing (`started`, which precedes the run's output rather than following it).
+    // A mark can also be read before its event: the host may read a stream between the driver's
+    // write of the mark and its write of the event. Output read after such a mark waits for the
+    // event as it would wait with it (awaitedEventDeadline bounds the wait, as syncGraceMs
+    // bounds the wait for a mark).
     enum class Barrier { None, Mark, Position };
     struct Bound {
         Barrier barrier = Barrier::None;
@@ -300,6 +305,14 @@ public:
     [[nodiscard]] bool release(Event event, bool synced, std::optional<DoneFrame> doneFrame);
     // Emits the held text that goes before `before` (all of it for null).
     [[nodiscard]] bool flushHeld(const Bound *before);
+    // The highest mark read on either stream is one whose event has not been read yet.
+    bool markAheadOfEvents() const
+    {
+        return std::max(out[0].seq, out[1].seq) > highestEventMark;
+    }
+    // Stops waiting for the events of the marks read so far: text after them goes out as if
+    // they had come (a driver that wrote a mark and no event, or more text than may be held).
+    void stopAwaitingEvents();
     bool isReady(const Bound &bound) const;
     bool positionQueued() const;
     // Delivers what the scanners hold back as a possible mark, where it is known not to be one,
@@ -431,6 +444,8 @@ public:
     // Whether held text of stream `index` goes out before an event bound by `before`.
     static bool precedes(const Held &h, int index, const Bound &before);
     quint64 highestEventMark = 0;
+    // While markAheadOfEvents(): when the wait for those events ends (clock), else -1.
+    qint64 awaitedEventDeadline = -1;
     qsizetype heldChars = 0;
     bool releasing = false;
     QElapsedTimer clock;
@@ -912,7 +927,7 @@ bool WorkerProcess::Private::deliverText(int index, QString text)
     // Text read after a mark whose event is still waiting (for the other stream) was written
     // after that event: it waits too, so order is kept per stream. Text read while an event
     // without a mark waits is placed by when it was read, so it waits as well.
-    bool hold = !o.held.empty();
+    bool hold = !o.held.empty() || o.seq > highestEventMark;
     if (!hold && !queue.empty()) {
         const Bound &head = queue.front().bound;
         hold = head.barrier != Barrier::Mark || head.mark <= o.seq;
@@ -929,8 +944,14 @@ bool WorkerProcess::Private::deliverText(int index, QString text)
         } else {
             o.held.push_back({o.seq, o.reads, std::move(owner), std::move(text)});
         }
-        if (heldChars > kMaxHeldChars)
+        if (heldChars > kMaxHeldChars) {
+            stopAwaitingEvents();
             return releaseReady(true);
+        }
+        if (o.seq > highestEventMark && awaitedEventDeadline < 0) {
+            awaitedEventDeadline = clock.elapsed() + std::max(0, spec.syncGraceMs);
+            armSyncTimer();
+        }
         return true;
     }
     return emitEvent(Event::stream(owner, o.name, text));
@@ -959,7 +980,13 @@ bool WorkerProcess::Private::enqueue(Event event, Barrier barrier, quint64 mark,
     if (barrier == Barrier::Mark) {
         bound.mark = mark;
         highestEventMark = std::max(highestEventMark, mark);
+        if (!markAheadOfEvents())
+            awaitedEventDeadline = -1;
     } else if (barrier == Barrier::Position) {
+        // A done ends the run: its driver wrote every event of the run before it, so a mark
+        // still without its event will not get one, and the text after it belongs before done.
+        if (pending.event.kind == Event::Kind::Done)
+            stopAwaitingEvents();
         bound.mark = highestEventMark;
         for (int i = 0; i < 2; ++i)
             bound.reads[i] = out[i].reads;
@@ -1077,11 +1104,24 @@ bool WorkerProcess::Private::releaseReady(bool forceHead)
     }
     releasing = false;
     if (queue.empty()) {
-        syncTimer.stop();
-        return flushHeld(nullptr);
+        if (!markAheadOfEvents()) {
+            syncTimer.stop();
+            return flushHeld(nullptr);
+        }
+        // Text after a mark whose event has not come yet waits for it.
+        Bound known;
+        known.barrier = Barrier::Mark;
+        known.mark = highestEventMark + 1;
+        return flushHeld(&known);
     }
     const Bound head = queue.front().bound;
     return flushHeld(&head);
+}
+
+void WorkerProcess::Private::stopAwaitingEvents()
+{
+    highestEventMark = std::max({highestEventMark, out[0].seq, out[1].seq});
+    awaitedEventDeadline = -1;
 }
 
 bool WorkerProcess::Private::release(Event event, bool synced,
@@ -1119,9 +1159,13 @@ bool WorkerProcess::Private::release(Event event, bool synced,
 
 void WorkerProcess::Private::armSyncTimer()
 {
-    if (queue.empty() || syncTimer.isActive())
+    if (syncTimer.isActive())
         return;
-    syncTimer.start(int(std::max<qint64>(0, queue.front().deadline - clock.elapsed())));
+    qint64 deadline = queue.empty() ? -1 : queue.front().deadline;
+    if (awaitedEventDeadline >= 0 && (deadline < 0 || awaitedEventDeadline < deadline))
+        deadline = awaitedEventDeadline;
+    if (deadline >= 0)
+        syncTimer.start(int(std::max<qint64>(0, deadline - clock.elapsed())));
 }
 
 void WorkerProcess::Private::onSyncTimeout()
@@ -1133,6 +1177,13 @@ void WorkerProcess::Private::onSyncTimeout()
         qCDebug(lcWorker) << "sync mark" << queue.front().bound.mark << "missing; releasing"
                           << queue.front().event.type;
         if (!releaseReady(true))
+            return;
+    }
+    if (awaitedEventDeadline >= 0 && awaitedEventDeadline <= now) {
+        qCDebug(lcWorker) << "no event for sync mark" << std::max(out[0].seq, out[1].seq)
+                          << "; releasing the output after it";
+        stopAwaitingEvents();
+        if (!releaseReady(false))
             return;
     }
     armSyncTimer();

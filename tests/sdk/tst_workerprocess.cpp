@@ -266,6 +266,50 @@ private slots:
         }
     }
 
+    void outputAfterAMarkWaitsForItsEvent_data() { addMarkModes(); }
+    void outputAfterAMarkWaitsForItsEvent()
+    {
+        // The host reads a mark while its event is not written yet, then the text written after
+        // the mark, and only then the event: the text still goes after the event.
+        QFETCH(bool, drainedUnmarked);
+        auto session = started(echoSpecFor(drainedUnmarked));
+        Recorder recorder(session.get());
+        for (int i = 0; i < 3; ++i) {
+            const QString id = QStringLiteral("m%1").arg(i);
+            QVERIFY(run(*session, recorder, request(id, "markahead", i + 1)));
+            QString order;
+            for (const Event &e : recorder.of(id)) {
+                if (e.kind != Event::Kind::Stream)
+                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
+                else
+                    order += e.fields.value("text").toString();
+            }
+            QCOMPARE(order, QStringLiteral("<started>before\n<display>after\n<done>"));
+            QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
+        }
+    }
+
+    void outputAfterAMarkWithoutEventIsNotHeldBack_data() { addMarkModes(); }
+    void outputAfterAMarkWithoutEventIsNotHeldBack()
+    {
+        // A driver that writes a mark and never its event: the text after the mark reaches the
+        // host before the run's done, and during a long run within the sync grace.
+        QFETCH(bool, drainedUnmarked);
+        WorkerSpec spec = echoSpecFor(drainedUnmarked);
+        spec.syncGraceMs = 300;
+        auto session = started(spec);
+        Recorder recorder(session.get());
+        QVERIFY(run(*session, recorder, request("o1", "orphanmark")));
+        QCOMPARE(recorder.text("o1", "stdout"), QStringLiteral("after\n"));
+        QVERIFY(recorder.of("o1").last().kind == Event::Kind::Done);
+
+        const QString id = QStringLiteral("o2");
+        session->execute(request(id, "orphanmark:3", 2));
+        QTRY_COMPARE_WITH_TIMEOUT(recorder.text(id, "stdout"), QStringLiteral("after\n"), 2000);
+        QCOMPARE(recorder.doneCount(id), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(recorder.doneCount(id), 1, 10000);
+    }
+
     void backgroundOutputBelongsToNoExecution_data() { addMarkModes(); }
     void backgroundOutputBelongsToNoExecution()
     {
