@@ -104,6 +104,15 @@ public:
                 t += e.fields.value("text").toString();
         return t;
     }
+    // The events of `id` in order: the text of its streams, every other event as "<type>".
+    QString order(const QString &id) const
+    {
+        QString t;
+        for (const Event &e : of(id))
+            t += e.kind == Event::Kind::Stream ? e.fields.value("text").toString()
+                                               : QLatin1Char('<') + e.type + QLatin1Char('>');
+        return t;
+    }
     // Index of the first event after which nothing of `id` follows but (at most) its done.
     int indexOfDone(const QString &id) const
     {
@@ -277,14 +286,7 @@ private slots:
         for (int i = 0; i < 3; ++i) {
             const QString id = QStringLiteral("m%1").arg(i);
             QVERIFY(run(*session, recorder, request(id, "markahead", i + 1)));
-            QString order;
-            for (const Event &e : recorder.of(id)) {
-                if (e.kind != Event::Kind::Stream)
-                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
-                else
-                    order += e.fields.value("text").toString();
-            }
-            QCOMPARE(order, QStringLiteral("<started>before\n<display>after\n<done>"));
+            QCOMPARE(recorder.order(id), QStringLiteral("<started>before\n<display>after\n<done>"));
             QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
         }
     }
@@ -434,14 +436,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(recorder.doneCount("rr3"), 1, kLong);
         for (int i = 1; i <= 3; ++i) {
             const QString id = QStringLiteral("rr%1").arg(i);
-            QString order;
-            for (const Event &e : recorder.of(id)) {
-                if (e.kind != Event::Kind::Stream)
-                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
-                else
-                    order += e.fields.value("text").toString();
-            }
-            QCOMPARE(order, QStringLiteral("<started><display>d<done>"));
+            QCOMPARE(recorder.order(id), QStringLiteral("<started><display>d<done>"));
         }
     }
 
@@ -492,14 +487,7 @@ private slots:
         for (int i = 0; i < 3; ++i) {
             const QString id = QStringLiteral("h%1").arg(i);
             QVERIFY(run(*session, recorder, request(id, "handoff", i + 1)));
-            QString order;
-            for (const Event &e : recorder.of(id)) {
-                if (e.kind != Event::Kind::Stream)
-                    order += QLatin1Char('<') + e.type + QLatin1Char('>');
-                else
-                    order += e.fields.value("text").toString();
-            }
-            QCOMPARE(order, QStringLiteral("<started>nap\n<display>tail<done>"));
+            QCOMPARE(recorder.order(id), QStringLiteral("<started>nap\n<display>tail<done>"));
             QCOMPARE(recorder.done(id).fields.value("streams_synced").toBool(), true);
         }
         // Text read with the unmarked event in hand, but after the mark of a later event, goes
