@@ -401,7 +401,6 @@ function main() {
     let cur = null;            // the running execution
     let cellCounter = 0;
     const queue = [];          // events waiting for output still buffered in a stream
-    let streamWait = false;    // the head of the queue waits for stream callbacks
     let lastValue;
     let lastError;
     let captured;
@@ -656,12 +655,10 @@ function main() {
                 const next = () => {
                     if (--pending > 0) return;
                     queue.shift();
-                    streamWait = false;
                     send(item.ev);
                     if (item.after) item.after();
                     drain();
                 };
-                streamWait = true;
                 for (const [stream, write, fd] of [[out, outWrite, fds.out], [err, errWrite, fds.err]]) {
                     if (usable(stream)) {
                         try {
