@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context.h"
 
-#include "jsontext.h"
+#include "jsonwriter.h"
 #include "pluginregistry.h"
 #include "residencylimiter.h"
 #include "storage/historywriter.h"
@@ -505,7 +505,7 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
     // The JSON for history is built on the writer's thread, off the round trip. The writer
     // holds the event until then: its size lets the writer bound what it holds.
     m_manager->m_writer->appendEvent(execution->id(), execution->eventCount(),
-                                     [event] { return JsonText::event(event); },
+                                     [event] { return JsonWriter::eventJson(event); },
                                      Execution::memoryEstimate(event));
     execution->addEvent(event);
 }

@@ -87,12 +87,6 @@ JsonWriter::JsonWriter(qsizetype reserve)
     grow(std::max<qsizetype>(reserve, 16));
 }
 
-JsonWriter::JsonWriter(QByteArray start) : m_buffer(std::move(start))
-{
-    m_size = m_buffer.size();
-    grow(std::max<qsizetype>(m_size, 16));
-}
-
 void JsonWriter::grow(qsizetype n)
 {
     // At least doubled: a document is many short pieces, and growing by each piece's size would
@@ -272,6 +266,13 @@ void JsonWriter::event(const sdk::Event &event)
         string(event.executionId);
     members(event.fields, true, true);
     raw('}');
+}
+
+QByteArray JsonWriter::eventJson(const sdk::Event &event)
+{
+    JsonWriter writer;
+    writer.event(event);
+    return writer.take();
 }
 
 } // namespace replhost::core

@@ -20,7 +20,7 @@ namespace replhost::core {
 // doubling, and each piece is a bounds check and a copy.
 //
 // The text is what QJsonDocument::toJson(QJsonDocument::Compact) writes for the same values:
-// the same escapes, UTF-8, the same numbers (tst_jsontext holds the two side by side).
+// the same escapes, UTF-8, the same numbers (tst_jsonwriter holds the two side by side).
 // The writer does not check structure: the caller writes the punctuation between values.
 // Nothing here fails. Ownership: the writer owns its buffer until take() hands it over.
 // Threading: a plain value; any thread, one at a time.
@@ -28,8 +28,6 @@ class JsonWriter {
 public:
     // `reserve`: the size expected, so that a typical document is allocated once.
     explicit JsonWriter(qsizetype reserve = 256);
-    // Goes on writing after the bytes already in `start`.
-    explicit JsonWriter(QByteArray start);
     JsonWriter(const JsonWriter &) = delete;
     JsonWriter &operator=(const JsonWriter &) = delete;
 
@@ -58,6 +56,8 @@ public:
     // The event as stored and served: {"type": …, "execution_id": … or null, <its fields>}.
     // Fields named "type" or "execution_id" are left out, as Event::toJson() overwrites them.
     void event(const sdk::Event &event);
+    // One event alone, as event() writes it: for the history and for a stream's data lines.
+    static QByteArray eventJson(const sdk::Event &event);
 
     qsizetype size() const { return m_size; }
     // The text written; the writer is empty afterwards.

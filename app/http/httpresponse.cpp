@@ -93,11 +93,6 @@ QByteArray withLength(int status, const HeaderList &headers, qint64 contentLengt
 
 } // namespace
 
-QByteArray HttpResponse::reasonPhrase(int status)
-{
-    return reason(status);
-}
-
 QByteArray HttpResponse::head(int status, const HeaderList &headers)
 {
     return headLines(status, headers, {"\r\n"});

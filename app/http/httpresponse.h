@@ -26,8 +26,6 @@ public:
 
     // The body of every error this server sends: {"code": ..., "message": ...} and a newline.
     static QByteArray errorBody(const QString &code, const QString &message);
-
-    static QByteArray reasonPhrase(int status);
 };
 
 } // namespace replhost::http

@@ -3,7 +3,7 @@
 
 #include "httpexchange.h"
 
-#include "core/jsontext.h"
+#include "core/jsonwriter.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -84,7 +84,7 @@ QByteArray SseStream::preamble()
 QByteArray SseStream::translate(const sdk::Event &event, int index)
 {
     const QByteArray type = event.type.isEmpty() ? QByteArrayLiteral("event") : event.type.toUtf8();
-    return format(index, type, core::JsonText::event(event));
+    return format(index, type, core::JsonWriter::eventJson(event));
 }
 
 QByteArray SseStream::keepAlive()
