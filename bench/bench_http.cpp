@@ -8,6 +8,9 @@
 //                                 one keep-alive connection to a real replhost-server
 //   roundtrip/tcp_echo/same_cpu   the same request bytes to a peer that answers each with an
 //                                 answer of the same size without reading it: the transport alone
+//   roundtrip/healthz/same_cpu    GET /healthz on one keep-alive connection to the same server:
+//                                 the HTTP layer (framing, gate, routing, a small JSON answer)
+//                                 without a run
 //   throughput/http               16 keep-alive clients over 8 Python contexts, `x = 1` in a loop
 //                                 (one epoll loop drives all 16 connections)
 //   stream/http                   one run that writes 200 MiB to stdout, read as Server-Sent
@@ -288,6 +291,48 @@ void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
         state.SkipWithError(connection.error().c_str());
     else if (failed)
         state.SkipWithError((std::to_string(failed) + " runs did not answer 200 with status \"ok\"").c_str());
+    samples.report(state);
+}
+
+// The server's HTTP layer without a run: the request is framed, passes the Host check, is
+// routed and answered with a small JSON document, on one keep-alive connection; nothing reaches
+// the engine. Next to tcp_echo and the engine it splits what the HTTP round trip adds.
+void BM_HealthzRoundTrip(benchmark::State &state)
+{
+    Fixtures &f = *g_fixtures;
+    if (auto error = ensureServer()) {
+        state.SkipWithError(error->c_str());
+        return;
+    }
+    KeepAliveConnection connection;
+    if (!connection.open(f.server.port())) {
+        state.SkipWithError(connection.error().c_str());
+        return;
+    }
+    if (pinProcessTree(pid_t(f.server.pid()), kHostCpu) == 0) {
+        state.SkipWithError("cannot pin the server (sched_setaffinity)");
+        return;
+    }
+    state.SetLabel("client+server CPU0");
+    const std::string request = KeepAliveConnection::request("GET", "/healthz", f.server.port(),
+                                                             f.server.token().toStdString(), {});
+    HttpResponseReader reader;
+    for (int i = 0; i < kWarmups; ++i) {
+        if (!connection.roundTrip(request, reader) || reader.status() != 200) {
+            state.SkipWithError(("warm-up: " + connection.error() + reader.body()).c_str());
+            return;
+        }
+    }
+    LatencySamples samples(state.max_iterations);
+    int failed = 0;
+    SchedMeter sched({{"server", pid_t(f.server.pid()), false, true}});
+    const bool connected = timeRoundTrips(state, connection, request, reader, samples,
+                                          [&] { failed += reader.status() != 200; });
+    sched.report(state);
+    if (!connected)
+        state.SkipWithError(connection.error().c_str());
+    else if (failed)
+        state.SkipWithError((std::to_string(failed) + " requests did not answer 200").c_str());
     samples.report(state);
 }
 
@@ -656,6 +701,12 @@ void printSummary(const FigureReporter &reporter)
                     "loopback TCP alone take %.1f µs (median)\n",
                     http->p50Us - engine->p50Us, floor->p50Us);
     }
+    if (const auto *healthz = reporter.figure("roundtrip/healthz/same_cpu"); healthz && engine && http) {
+        std::printf("Same CPU: GET /healthz takes %.1f µs; with the engine's round trip that is "
+                    "%.1f µs (%.2fx the engine) before a run's own HTTP work\n",
+                    healthz->p50Us, healthz->p50Us + engine->p50Us,
+                    (healthz->p50Us + engine->p50Us) / engine->p50Us);
+    }
     if (const auto *throughput = reporter.figure("throughput/http")) {
         const double rate = throughput->counter("exec_per_s");
         std::printf("\nThroughput, %d clients x %d contexts: %.0f executions/s, p50 %.0f µs, "
@@ -716,9 +767,11 @@ int main(int argc, char **argv)
                                                BM_EngineRoundTrip, placement));
         roundTrip(benchmark::RegisterBenchmark(caseName("http", placement).c_str(),
                                                BM_HttpRoundTrip, placement));
-        // Nothing of it moves across CPUs, so it has one placement.
-        if (placement == Placement::SameCpu)
+        // Neither moves across CPUs, so each has one placement.
+        if (placement == Placement::SameCpu) {
             roundTrip(benchmark::RegisterBenchmark("roundtrip/tcp_echo/same_cpu", BM_TcpEchoRoundTrip));
+            roundTrip(benchmark::RegisterBenchmark("roundtrip/healthz/same_cpu", BM_HealthzRoundTrip));
+        }
     }
     benchmark::RegisterBenchmark("throughput/http", BM_HttpThroughput)
             ->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
