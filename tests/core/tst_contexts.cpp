@@ -211,6 +211,15 @@ private:
         QCOMPARE(info(context).pid, pid);
     }
 
+    // The lines of an error event's traceback, without their indentation.
+    static QStringList tracebackLines(const Event &error)
+    {
+        QStringList lines;
+        for (const QJsonValue &line : error.fields.value(QLatin1String("traceback")).toArray())
+            lines.append(line.toString().trimmed());
+        return lines;
+    }
+
     // The complete_reply for `code` with the cursor at its end; empty when none came.
     QJsonObject complete(const QString &contextId, const QString &code)
     {
@@ -318,6 +327,19 @@ private slots:
         QTest::newRow("go redeclared")
             << "go" << "x := 1\nvar y = \"s\"\nfunc f() int { return 1 }"
             << "x := 40\nvar y = 2\nfunc f() int { return x + y }\nfmt.Println(f())" << "42\n";
+        // A variable declared in an if, for, switch or block statement is that statement's own,
+        // as in Go: the globals of the same name keep their values and types.
+        QTest::newRow("go statements keep their own variables")
+            << "go" << "i := \"global\"\nvar n = 7"
+            << "for i := 0; i < 3; i++ { n := i; _ = n }\n"
+               "if v := 2; v > 1 { i := 5; _ = i }\n"
+               "switch n := 1; n {\ncase 1:\n}\n"
+               "for i := range []int{1, 2} { _ = i }\n"
+               "outer:\nfor j := 0; j < 3; j++ {\n    for {\n        continue outer\n    }\n}\n"
+               "{ n := \"block\"; _ = n }\n"
+               "var any interface{} = 3\nswitch n := any.(type) {\ncase int:\n    i = fmt.Sprint(\"int \", n+1)\n}\n"
+               "fmt.Println(i, n)"
+            << "int 4 7\n";
     }
 
     void stateSurvivesAcrossRuns()
@@ -676,6 +698,9 @@ private slots:
         QTest::newRow("go statements before the error took effect")
             << "go" << "x := 41" << "x = 42\npanic(\"boom\")" << "panic" << -1 << "fmt.Println(x)"
             << "42\n";
+        QTest::newRow("go a loop's variable ends with the loop")
+            << "go" << "x := 41\nfor i := 0; i < 3; i++ {\n}" << "fmt.Println(i)" << "CompileError"
+            << -1 << "fmt.Println(x + 1)" << "42\n";
     }
 
     void errorIsReportedAndStateKept()
@@ -1517,9 +1542,7 @@ private slots:
                  QStringLiteral("panic"));
         QCOMPARE(errors.first().fields.value(QLatin1String("evalue")).toString(),
                  QStringLiteral("runtime error: integer divide by zero"));
-        QStringList traceback;
-        for (const QJsonValue &line : errors.first().fields.value(QLatin1String("traceback")).toArray())
-            traceback.append(line.toString().trimmed());
+        const QStringList traceback = tracebackLines(errors.first());
         // Innermost first: the division in the first cell, the call in the second.
         const QStringList expected{QStringLiteral("panic: runtime error: integer divide by zero"),
                                    QStringLiteral("at In[1]:3:12"), QStringLiteral("at In[2]:2:1")};
@@ -1531,6 +1554,26 @@ private slots:
         VERIFY_EXEC(after->status() == "ok", after);
         QCOMPARE(out(after), QStringLiteral("42\n"));
         QCOMPARE(info(context).pid, pid);
+    }
+
+    // A panic inside a cell's loop points into the loop (yaegi places that frame at the loop's
+    // header); what the worker puts around the loop to scope its variables does not show.
+    void goPanicInALoopSaysWhere()
+    {
+        const QString context = createContext(QStringLiteral("go"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, QStringLiteral("func divide(a, b int) int {\n    return a / b\n}")));
+        const ExecutionPtr failed = run(context, QStringLiteral(
+                "for i := 1; i >= 0; i-- {\n    fmt.Println(divide(6, i))\n}"));
+        QVERIFY(failed);
+        VERIFY_EXEC(failed->status() == "error", failed);
+        QCOMPARE(out(failed), QStringLiteral("6\n"));
+        const QList<Event> errors = eventsOfType(failed, QStringLiteral("error"));
+        VERIFY_EXEC(errors.size() == 1, failed);
+        const QStringList traceback = tracebackLines(errors.first());
+        const QStringList expected{QStringLiteral("panic: runtime error: integer divide by zero"),
+                                   QStringLiteral("at In[1]:2:12"), QStringLiteral("at In[2]:1:5")};
+        QCOMPARE(traceback, expected);
     }
 
     // Errors found before running point into the cell as "In[<execution count>]:line:column".

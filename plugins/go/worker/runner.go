@@ -47,6 +47,9 @@ type runner struct {
 	types    map[string]string // type name -> its declaration, as printed by go/printer
 	methods  map[string]string // "Type.Method" -> its declaration
 	declared map[string]bool   // top-level names cells declared (completion)
+	// A position in helperFile, for code the worker adds around a cell's (its frames are then
+	// left out of tracebacks like the helpers').
+	helperPos token.Pos
 }
 
 func newRunner(gopath string) (*runner, error) {
@@ -110,6 +113,7 @@ func newRunner(gopath string) (*runner, error) {
 	if _, err := r.compileAndRun(context.Background(), file); err != nil {
 		return nil, fmt.Errorf("cannot define the helpers: %v", err)
 	}
+	r.helperPos = file.Package
 	return r, nil
 }
 
@@ -290,7 +294,39 @@ func (r *runner) parsePiece(code string, p piece, name string, kind pieceKind) (
 	if !ok || fn.Body == nil {
 		return nil, fmt.Errorf("%s:%d:%d: unexpected declaration", name, p.line, p.col)
 	}
+	if kind == stmtPiece {
+		scopeCompoundStatements(fn.Body, r.helperPos)
+	}
 	return fn.Body, nil
+}
+
+// scopeCompoundStatements puts each if, for, switch, select and block statement of a piece in a
+// function literal called at once. yaegi runs a piece's statements in the global scope, and
+// there a `:=` in such a statement's header or body assigns a global of the same name instead
+// of declaring a variable of its own (`var i = "s"` then `for i := 0; i < 3; i++ {}` stored 3
+// in the global, and `if v := 1; v > 0 {}` left a global v behind); inside a function yaegi
+// scopes them as Go does. The statement keeps its positions, so errors point into the cell; the
+// literal and its call are at `at`, a position of the worker's own, kept out of tracebacks.
+func scopeCompoundStatements(body *ast.BlockStmt, at token.Pos) {
+	for i, stmt := range body.List {
+		inner := stmt
+		if labeled, ok := stmt.(*ast.LabeledStmt); ok {
+			inner = labeled.Stmt
+		}
+		switch inner.(type) {
+		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
+			*ast.SelectStmt, *ast.BlockStmt:
+		default:
+			continue
+		}
+		body.List[i] = &ast.ExprStmt{X: &ast.CallExpr{
+			Fun: &ast.FuncLit{
+				Type: &ast.FuncType{Func: at, Params: &ast.FieldList{Opening: at, Closing: at}},
+				Body: &ast.BlockStmt{Lbrace: at, List: []ast.Stmt{stmt}, Rbrace: at},
+			},
+			Lparen: at, Rparen: at,
+		}}
+	}
 }
 
 // atEndOfPiece moves errors found in what parsePiece added after the piece (the closing
