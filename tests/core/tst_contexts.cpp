@@ -1080,6 +1080,43 @@ private slots:
         QCOMPARE(info(context).pid, pid);
     }
 
+    // JShell compiles every snippet into a wrapper class; errors name what the cell declared
+    // as the cell wrote it, not as REPL.$JShell$12$Pt.
+    void javaErrorsNameWhatTheCellDeclared()
+    {
+        const QString context = createContext(QStringLiteral("java"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr defined = run(context, QStringLiteral(
+                "record Pt(int x, int y) {}\n"
+                "class MyErr extends RuntimeException { MyErr(String m) { super(m); } }"));
+        QVERIFY(defined);
+        VERIFY_EXEC(defined->status() == "ok", defined);
+
+        const auto errorOf = [&](const QString &code) {
+            const ExecutionPtr failed = run(context, code);
+            const QList<Event> errors = failed ? eventsOfType(failed, QStringLiteral("error")) : QList<Event>();
+            return errors.size() == 1 ? errors.first() : Event();
+        };
+        const Event npe = errorOf(QStringLiteral("String s = null;\ns.length()"));
+        QCOMPARE(npe.fields.value(QLatin1String("ename")).toString(),
+                 QStringLiteral("java.lang.NullPointerException"));
+        QCOMPARE(npe.fields.value(QLatin1String("evalue")).toString(),
+                 QStringLiteral("Cannot invoke \"String.length()\" because \"s\" is null"));
+
+        const Event cast = errorOf(QStringLiteral("Object o = new Pt(1, 2);\nString t = (String) o;"));
+        const QString castText = cast.fields.value(QLatin1String("evalue")).toString();
+        QVERIFY2(castText.startsWith(QLatin1String("class Pt cannot be cast to class java.lang.String")),
+                 qPrintable(castText));
+        QVERIFY2(!castText.contains(QLatin1String("$JShell")), qPrintable(castText));
+
+        const Event mine = errorOf(QStringLiteral("throw new RuntimeException(\"outer\", new MyErr(\"inner\"));"));
+        const QStringList traceback = tracebackLines(mine);
+        QVERIFY2(traceback.contains(QStringLiteral("Caused by: MyErr: inner")), qPrintable(traceback.join('|')));
+        const Event own = errorOf(QStringLiteral("throw new MyErr(\"mine\");"));
+        QCOMPARE(own.fields.value(QLatin1String("ename")).toString(), QStringLiteral("MyErr"));
+        QCOMPARE(tracebackLines(own).value(0), QStringLiteral("MyErr: mine"));
+    }
+
     // Beyond the usual Perl REPLs: `my` variables of a cell's top level, and its pragmas, carry
     // over to the next cells as if all cells were one file.
     void perlLexicalsAndPragmasPersist()

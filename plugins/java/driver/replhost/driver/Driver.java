@@ -807,7 +807,7 @@ public final class Driver {
                     + String.join(" and ", shell.unresolvedDependencies(s).toList()) + " is declared";
         } else {
             ename = className(ex);
-            evalue = ex.getMessage() == null ? "" : ex.getMessage();
+            evalue = ex.getMessage() == null ? "" : userNames(ex.getMessage());
         }
         List<String> traceback = new ArrayList<>();
         traceback.add(evalue.isEmpty() ? ename : ename + ": " + evalue);
@@ -819,7 +819,7 @@ public final class Driver {
         seen.add(ex);
         for (Throwable cause = ex.getCause(); cause != null && seen.add(cause); cause = cause.getCause()) {
             String msg = cause.getMessage();
-            traceback.add("Caused by: " + className(cause) + (msg == null ? "" : ": " + msg));
+            traceback.add("Caused by: " + className(cause) + (msg == null ? "" : ": " + userNames(msg)));
             addFrames(cause, traceback);
         }
         Map<String, Object> ev = event("error", displayTarget);
@@ -829,10 +829,21 @@ public final class Driver {
         emit(ev, true);
     }
 
+    // JShell compiles each snippet into a wrapper class (REPL.$JShell$12, REPL.$JShell$12B once
+    // redefined), with the snippet's classes nested in it (REPL.$JShell$12$Pt). Messages that
+    // name them ("because \"REPL.$JShell$13.s\" is null"), and the names of exceptions declared
+    // in cells, read with the names the user wrote.
+    private static final java.util.regex.Pattern WRAPPER_PREFIX =
+            java.util.regex.Pattern.compile("REPL\\.\\$JShell\\$\\d+[A-Z]*[.$]");
+
+    static String userNames(String message) {
+        return WRAPPER_PREFIX.matcher(message).replaceAll("");
+    }
+
     private static String className(Throwable t) {
         if (t instanceof EvalException)
-            return ((EvalException) t).getExceptionClassName();
-        return t.getClass().getName();
+            return userNames(((EvalException) t).getExceptionClassName());
+        return userNames(t.getClass().getName());
     }
 
     private static void addFrames(Throwable t, List<String> out) {
