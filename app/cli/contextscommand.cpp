@@ -51,12 +51,14 @@ Result<ExitStatus> ContextsCommand::list()
 
 Result<ExitStatus> ContextsCommand::create()
 {
-    if (!m_line.arguments.empty())
-        return m_line.usageError("unexpected argument '" + m_line.arguments.front() + "'");
-    if (!m_line.has("language"))
-        return m_line.usageError("say the new context's language with -l LANGUAGE");
+    // The language as -l LANGUAGE or as the one argument ("contexts new python").
+    const bool named = m_line.has("language");
+    if (m_line.arguments.size() > (named ? 0u : 1u))
+        return m_line.usageError("unexpected argument '" + m_line.arguments.back() + "'");
+    if (!named && m_line.arguments.empty())
+        return m_line.usageError("say the new context's language: contexts new LANGUAGE, or -l LANGUAGE");
     Poco::JSON::Object body;
-    body.set("language", m_line.value("language"));
+    body.set("language", named ? m_line.value("language") : m_line.arguments.front());
     if (m_line.has("name"))
         body.set("name", m_line.value("name"));
     if (m_line.has("cwd"))

@@ -312,6 +312,10 @@ void tst_Cli::usageErrorsSayWhatIsWrong_data()
     QTest::newRow("history of nothing") << QStringList{"history"} << "--context ID";
     QTest::newRow("history limit 0") << QStringList{"history", "--context", "c", "-n", "0"} << "--limit takes";
     QTest::newRow("contexts new without language") << QStringList{"contexts", "new"} << "-l LANGUAGE";
+    QTest::newRow("contexts new with two languages") << QStringList{"contexts", "new", "python", "perl"}
+                                                     << "unexpected argument 'perl'";
+    QTest::newRow("contexts new with -l and an argument")
+        << QStringList{"contexts", "new", "-l", "python", "perl"} << "unexpected argument 'perl'";
     QTest::newRow("contexts rm without ids") << QStringList{"contexts", "rm"} << "contexts rm ID";
     QTest::newRow("https url") << QStringList{"--url", "https://127.0.0.1:1", "contexts", "ls"}
                                << "must look like http://";
@@ -646,6 +650,16 @@ void tst_Cli::contextsNewLsRestartRm()
     const CliRun filtered = cli({QStringLiteral("contexts"), QStringLiteral("ls"), QStringLiteral("-l"), QStringLiteral("bash")});
     QCOMPARE(filtered.exitCode, 0);
     QVERIFY(!filtered.out.contains(id.toUtf8()));
+
+    // The language may also be the one argument.
+    const CliRun second = cli({QStringLiteral("contexts"), QStringLiteral("new"), QStringLiteral("python")});
+    QVERIFY2(second.exitCode == 0, qPrintable(second.describe()));
+    const QString secondId = QString::fromUtf8(second.out).trimmed();
+    QVERIFY(!secondId.isEmpty() && secondId != id);
+    const QRegularExpression secondRow(QStringLiteral("^%1\\s+python\\s").arg(secondId),
+                                       QRegularExpression::MultilineOption);
+    QVERIFY(secondRow.match(QString::fromUtf8(cli({QStringLiteral("contexts"), QStringLiteral("ls")}).out)).hasMatch());
+    QCOMPARE(cli({QStringLiteral("contexts"), QStringLiteral("rm"), secondId}).exitCode, 0);
 
     QCOMPARE(cli({QStringLiteral("run"), QStringLiteral("--context"), id, QStringLiteral("x = 1")}).exitCode, 0);
     QCOMPARE(cli({QStringLiteral("contexts"), QStringLiteral("restart"), id}).exitCode, 0);
