@@ -1080,6 +1080,48 @@ private slots:
         QCOMPARE(info(context).pid, pid);
     }
 
+    // A cell of types, one with a main method, is a program (a Hello.java): its main runs once
+    // the types are declared, as `java Hello.java` runs it. Other cells only declare.
+    void javaProgramCellRunsItsMain()
+    {
+        const QString context = createContext(QStringLiteral("java"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr program = run(context, QStringLiteral(
+                "import java.util.*;\n"
+                "class Util { static int twice(int v) { return 2 * v; } }\n"
+                "public class Hello {\n"
+                "    public static void main(String[] args) {\n"
+                "        System.out.println(Util.twice(21) + \" \" + args.length);\n"
+                "    }\n"
+                "}"));
+        QVERIFY(program);
+        VERIFY_EXEC(program->status() == "ok", program);
+        QCOMPARE(out(program), QStringLiteral("42 0\n"));
+
+        const ExecutionPtr withStatement = run(context, QStringLiteral(
+                "int z = 1;\nclass Tool { public static void main(String... a) { System.out.println(\"ran\"); } }"));
+        QVERIFY(withStatement);
+        VERIFY_EXEC(withStatement->status() == "ok", withStatement);
+        QCOMPARE(out(withStatement), QString());
+
+        const ExecutionPtr failing = run(context, QStringLiteral(
+                "class Boom {\n    public static void main(String args[]) {\n"
+                "        throw new IllegalStateException(\"bad\");\n    }\n}"));
+        QVERIFY(failing);
+        VERIFY_EXEC(failing->status() == "error", failing);
+        const QList<Event> errors = eventsOfType(failing, QStringLiteral("error"));
+        VERIFY_EXEC(errors.size() == 1, failing);
+        const QStringList expected{QStringLiteral("java.lang.IllegalStateException: bad"),
+                                   QStringLiteral("at Boom.main(In[3]:3)")};
+        QCOMPARE(tracebackLines(errors.first()), expected);
+
+        // The program's types stay declared, like any others.
+        const ExecutionPtr after = run(context, QStringLiteral("System.out.println(Util.twice(z))"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), QStringLiteral("2\n"));
+    }
+
     // JShell compiles every snippet into a wrapper class; errors name what the cell declared
     // as the cell wrote it, not as REPL.$JShell$12$Pt.
     void javaErrorsNameWhatTheCellDeclared()

@@ -632,6 +632,9 @@ public final class Driver {
         int countValue = count instanceof Number ? ((Number) count).intValue() : 0;
         List<Piece> pieces = split(code);
         Map<String, Object> result = null;
+        // A cell of imports and types only is a program when one of its types has a main method.
+        boolean declarationsOnly = true;
+        Snippet program = null;
         for (int i = 0; i < pieces.size(); i++) {
             if (interrupted())
                 return reportInterrupted();
@@ -660,6 +663,12 @@ public final class Driver {
                 if (e.status() == Snippet.Status.RECOVERABLE_DEFINED
                         || e.status() == Snippet.Status.RECOVERABLE_NOT_DEFINED)
                     noteUnresolved(s);
+                if (s.kind() == Snippet.Kind.TYPE_DECL) {
+                    if (program == null && MAIN_METHOD.matcher(s.source()).find())
+                        program = s;
+                } else if (s.kind() != Snippet.Kind.IMPORT) {
+                    declarationsOnly = false;
+                }
                 if (last && producesValue(s) && e.value() != null) {
                     result = event("result", displayTarget);
                     result.put("execution_count", count);
@@ -674,6 +683,31 @@ public final class Driver {
         }
         if (result != null)
             emit(result, true);
+        if (declarationsOnly && program != null)
+            return runProgram(((DeclarationSnippet) program).name());
+        return "ok";
+    }
+
+    // `static void main(String[] args)`, `(String... args)` or `(String args[])`.
+    private static final Pattern MAIN_METHOD = Pattern.compile(
+            "\\bstatic\\b[^;{}=]*\\bvoid\\s+main\\s*\\(\\s*(?:final\\s+)?String\\s*(?:\\[\\s*\\]|\\.\\.\\.|\\w+\\s*\\[\\s*\\])");
+
+    // A cell that is a whole program (a file of types, the first with a main method as `java
+    // Hello.java` wants it) runs that main once its types are declared, with no arguments. The
+    // call is the driver's own snippet: its frame is left out of tracebacks. A main that cannot
+    // be called that way (a nested class's, a private one) leaves the cell as declarations.
+    private static String runProgram(String type) {
+        List<SnippetEvent> events = shell.eval(type + ".main(new String[0]);");
+        forgetTemporaries(events);
+        if (interrupted())
+            return reportInterrupted();
+        for (SnippetEvent e : events) {
+            helperIds.add(e.snippet().id());
+            if (e.causeSnippet() == null && e.exception() != null) {
+                reportException(e.exception());
+                return "error";
+            }
+        }
         return "ok";
     }
 
@@ -833,8 +867,7 @@ public final class Driver {
     // redefined), with the snippet's classes nested in it (REPL.$JShell$12$Pt). Messages that
     // name them ("because \"REPL.$JShell$13.s\" is null"), and the names of exceptions declared
     // in cells, read with the names the user wrote.
-    private static final java.util.regex.Pattern WRAPPER_PREFIX =
-            java.util.regex.Pattern.compile("REPL\\.\\$JShell\\$\\d+[A-Z]*[.$]");
+    private static final Pattern WRAPPER_PREFIX = Pattern.compile("REPL\\.\\$JShell\\$\\d+[A-Z]*[.$]");
 
     static String userNames(String message) {
         return WRAPPER_PREFIX.matcher(message).replaceAll("");
