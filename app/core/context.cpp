@@ -406,6 +406,7 @@ void Context::pump()
     if (m_running.execution || m_queue.isEmpty() || !m_session || !m_sessionReady || m_replay)
         return;
     m_running = m_queue.dequeue();
+    m_lastExecutionId = m_running.execution->id();
     m_runningOutput = 0;
     m_runningTruncated = false;
     m_timedOut = false;
@@ -522,8 +523,14 @@ void Context::onSessionEvent(const Event &event)
         return;
     }
     const ExecutionPtr execution = m_running.execution;
-    if (!execution || event.executionId != execution->id())
-        return;  // background output between runs belongs to no execution
+    if (!execution || event.executionId != execution->id()) {
+        // Output between runs belongs to no execution: the context keeps it for the faces.
+        if (event.kind == Event::Kind::Stream || event.kind == Event::Kind::Display) {
+            const BackgroundOutput::Entry &entry = m_background.append(event, m_lastExecutionId);
+            emit m_manager->backgroundOutputAdded(m_workspaceName, m_record.id, entry);
+        }
+        return;
+    }
     if (event.kind != Event::Kind::Done) {
         deliver(execution, event);
         return;

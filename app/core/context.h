@@ -84,6 +84,7 @@ public:
     void rename(const QString &name);  // the stored row is the manager's to change
     void complete(const QString &code, int cursor, ContextManager::Reply reply);
     void variables(ContextManager::Reply reply);
+    const BackgroundOutput &backgroundOutput() const { return m_background; }
     // The workspace or context env layer changed: recompute before the next run.
     void invalidateEnvironment();
     // base → workspace → context, as the next run must see it.
@@ -165,6 +166,8 @@ private:
     };
     QList<Query> m_whenReady;
     Pending m_running;
+    QString m_lastExecutionId;  // the last execution sent to the interpreter
+    BackgroundOutput m_background;
     qint64 m_runningOutput = 0;
     bool m_runningTruncated = false;
     bool m_timedOut = false;

@@ -446,6 +446,17 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
     return execution;
 }
 
+Result<ContextManager::BackgroundPage> ContextManager::backgroundOutput(const QString &workspace,
+                                                                       const QString &id,
+                                                                       qint64 afterSeq, int limit) const
+{
+    auto context = find(workspace, id);
+    if (!context)
+        return context.error();
+    const BackgroundOutput &log = (*context)->backgroundOutput();
+    return BackgroundPage{log.after(afterSeq, limit), log.lastSeq(), log.dropped()};
+}
+
 QString ContextManager::nextExecutionId()
 {
     // One allocation, the counter's digits written in place (the operator+ chain made three).

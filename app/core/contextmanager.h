@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "backgroundoutput.h"
 #include "execution.h"
 #include "sandboxsupport.h"
 #include "storage/records.h"
@@ -117,6 +118,15 @@ public:
     Result<ContextInfo> restart(const QString &workspace, const QString &id);
     // Interrupts the running execution of the context (if any) and drops its queue.
     Result<void> interrupt(const QString &workspace, const QString &id);
+    // What the context's interpreter wrote while none of its runs was going on, numbered above
+    // `afterSeq`, oldest first, at most `limit` entries (see BackgroundOutput). Error "not_found".
+    struct BackgroundPage {
+        QList<BackgroundOutput::Entry> entries;
+        qint64 lastSeq = 0;
+        qint64 dropped = 0;
+    };
+    Result<BackgroundPage> backgroundOutput(const QString &workspace, const QString &id,
+                                            qint64 afterSeq, int limit) const;
 
     Result<ExecutionPtr> run(const RunRequest &request);
     // A live or recently finished execution. Error "not_found".
@@ -189,6 +199,9 @@ signals:
     void executionStarted(replhost::core::ExecutionPtr execution);
     // Every execution that ends, however it ends (also those aborted before they started).
     void executionFinished(replhost::core::ExecutionPtr execution);
+    // A context's interpreter wrote something while none of its runs was going on.
+    void backgroundOutputAdded(const QString &workspace, const QString &contextId,
+                               const replhost::core::BackgroundOutput::Entry &entry);
     // A worker started for a context; `restart` when the context had a worker before (it died,
     // was killed to stop a run, or the context was restarted).
     void workerStarted(const QString &language, bool restart);

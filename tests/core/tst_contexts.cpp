@@ -1433,7 +1433,8 @@ private slots:
     }
 
     // Output that a run's background process or timer writes after the run ended, while the
-    // context is idle, belongs to no execution: the next run does not get it. (Output written
+    // context is idle, belongs to no execution: the next run does not get it, and the context
+    // keeps it as background output, after the run that left the writer behind. (Output written
     // while a later run is going on shares that run's pipe and is shown as its output.)
     void backgroundOutputIsNotPinnedOnTheNextRun_data()
     {
@@ -1497,6 +1498,19 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(flag), kRunTimeout);
         QTRY_COMPARE_WITH_TIMEOUT(unreadBytesInPipe(pid, STDOUT_FILENO), 0, kRunTimeout);
         VERIFY_EXEC(!out(first).contains(QLatin1String("late")), first);
+        QString background;
+        QTRY_VERIFY_WITH_TIMEOUT(
+                [&] {
+                    background.clear();
+                    const auto page = contexts().backgroundOutput({}, context, 0, 100);
+                    for (const BackgroundOutput::Entry &entry : page ? page->entries : QList<BackgroundOutput::Entry>()) {
+                        if (entry.afterExecutionId == first->id()
+                            && entry.event.fields.value(QLatin1String("name")).toString() == QLatin1String("stdout"))
+                            background += entry.event.fields.value(QLatin1String("text")).toString();
+                    }
+                    return background == QLatin1String("late\n");
+                }(),
+                kRunTimeout);
 
         const ExecutionPtr second = run(context, printMine);
         QVERIFY(second);
