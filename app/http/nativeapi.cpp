@@ -167,6 +167,8 @@ void NativeApi::registerRoutes(Router &router)
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/interrupt"), bind(&NativeApi::interruptContext));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/executions"), bind(&NativeApi::runInContext));
         router.add("GET", prefix + QStringLiteral("/contexts/{id}/executions"), bind(&NativeApi::contextHistory));
+        router.add("GET", prefix + QStringLiteral("/contexts/{id}/background-output"),
+                   bind(&NativeApi::contextBackgroundOutput));
         router.add("POST", prefix + QStringLiteral("/contexts/{id}/complete"), bind(&NativeApi::completeInContext));
         router.add("GET", prefix + QStringLiteral("/contexts/{id}/variables"), bind(&NativeApi::contextVariables));
         router.add("GET", prefix + QStringLiteral("/contexts/{id}/env"), bind(&NativeApi::getContextEnv));
@@ -559,6 +561,39 @@ void NativeApi::contextHistory(const ExchangePtr &exchange)
             : QJsonValue();
     exchange->sendJson(200, QJsonObject{{QStringLiteral("executions"), list},
                                         {QStringLiteral("next"), next}});
+}
+
+void NativeApi::contextBackgroundOutput(const ExchangePtr &exchange)
+{
+    const HttpRequest &request = exchange->request();
+    const Result<qint64> after = request.queryInteger(QStringLiteral("after"), 0, 0, LLONG_MAX);
+    if (!after) {
+        exchange->sendError(after.error());
+        return;
+    }
+    const Result<qint64> limit = request.queryInteger(QStringLiteral("limit"), 100, 1, 1000);
+    if (!limit) {
+        exchange->sendError(limit.error());
+        return;
+    }
+    const auto page = m_engine.contexts().backgroundOutput(
+            workspaceOf(*exchange), request.param(QStringLiteral("id")), *after, int(*limit));
+    if (!page) {
+        exchange->sendError(page.error());
+        return;
+    }
+    QJsonArray entries;
+    for (const core::BackgroundOutput::Entry &entry : page->entries) {
+        entries.append(QJsonObject{
+                {QStringLiteral("seq"), entry.seq},
+                {QStringLiteral("at"), entry.at.toString(Qt::ISODateWithMs)},
+                {QStringLiteral("after_execution_id"),
+                 entry.afterExecutionId.isEmpty() ? QJsonValue() : QJsonValue(entry.afterExecutionId)},
+                {QStringLiteral("event"), entry.event.toJson()}});
+    }
+    exchange->sendJson(200, QJsonObject{{QStringLiteral("entries"), entries},
+                                        {QStringLiteral("last_seq"), page->lastSeq},
+                                        {QStringLiteral("dropped"), page->dropped}});
 }
 
 void NativeApi::runInContext(const ExchangePtr &exchange)

@@ -53,6 +53,7 @@ private:
     void completeInContext(const ExchangePtr &exchange);
     void contextVariables(const ExchangePtr &exchange);
     void contextHistory(const ExchangePtr &exchange);
+    void contextBackgroundOutput(const ExchangePtr &exchange);
 
     void runInContext(const ExchangePtr &exchange);
     void run(const ExchangePtr &exchange);

@@ -31,6 +31,10 @@ private slots:
     void historyRejectsBadPaging();
     void historyOfAnUnknownContextIs404();
     void executionsAreReadBackFromStorageAfterARestart();
+    void backgroundOutputIsServedAfterASeq();
+    void backgroundOutputRejectsBadPaging_data();
+    void backgroundOutputRejectsBadPaging();
+    void backgroundOutputOfAnUnknownContextIs404();
     void lastEventIdResumesARunningStream();
     void lastEventIdOnAFinishedExecution();
     void malformedLastEventIdIs400();
@@ -130,6 +134,89 @@ void tst_ExecutionsApi::historyOfAnUnknownContextIs404()
 {
     QCOMPARE(client().get(QStringLiteral("/v1/contexts/nope/executions")).status, 404);
     QCOMPARE(client().get(QStringLiteral("/v1/workspaces/nope/contexts/nope/executions")).status, 404);
+}
+
+// What a run's thread prints after the run ended belongs to no execution: the context serves
+// it as background output, numbered, after the run that left the thread behind.
+void tst_ExecutionsApi::backgroundOutputIsServedAfterASeq()
+{
+    REQUIRE_LANGUAGE("python");
+    const QString id = client().createContext(QStringLiteral("python"));
+    QVERIFY(!id.isEmpty());
+    const QString path = QStringLiteral("/v1/contexts/%1/background-output").arg(id);
+    const QJsonObject empty = client().get(path).object();
+    QCOMPARE(empty.value(QStringLiteral("entries")).toArray().size(), 0);
+    QCOMPARE(empty.value(QStringLiteral("last_seq")).toInteger(), 0);
+
+    const QJsonObject run = client().runAndWait(id, QStringLiteral(
+            "import threading, time, sys\n"
+            "def later():\n"
+            "    for text in ('one', 'two'):\n"
+            "        time.sleep(0.2)\n"
+            "        print(text, flush=True)\n"
+            "    print('three', file=sys.stderr, flush=True)\n"
+            "threading.Thread(target=later).start()"));
+    QCOMPARE(run.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(run.value(QStringLiteral("stdout")).toString(), QString());
+
+    QJsonArray entries;
+    QTRY_VERIFY_WITH_TIMEOUT((entries = client().get(path).object().value(QStringLiteral("entries")).toArray()).size() == 3,
+                             10000);
+    QStringList seen;
+    for (int i = 0; i < entries.size(); ++i) {
+        const QJsonObject entry = entries.at(i).toObject();
+        QCOMPARE(entry.value(QStringLiteral("seq")).toInteger(), i + 1);
+        QCOMPARE(entry.value(QStringLiteral("after_execution_id")).toString(), run.value(QStringLiteral("id")).toString());
+        QVERIFY(QDateTime::fromString(entry.value(QStringLiteral("at")).toString(), Qt::ISODateWithMs).isValid());
+        const QJsonObject event = entry.value(QStringLiteral("event")).toObject();
+        QCOMPARE(event.value(QStringLiteral("type")).toString(), QStringLiteral("stream"));
+        QVERIFY(event.value(QStringLiteral("execution_id")).isNull());
+        seen.append(event.value(QStringLiteral("name")).toString() + QLatin1Char(':')
+                    + event.value(QStringLiteral("text")).toString());
+    }
+    QCOMPARE(seen, (QStringList{QStringLiteral("stdout:one\n"), QStringLiteral("stdout:two\n"),
+                                QStringLiteral("stderr:three\n")}));
+
+    const QJsonObject rest = client().get(path + QStringLiteral("?after=2")).object();
+    QCOMPARE(rest.value(QStringLiteral("entries")).toArray().size(), 1);
+    QCOMPARE(rest.value(QStringLiteral("last_seq")).toInteger(), 3);
+    QCOMPARE(rest.value(QStringLiteral("dropped")).toInteger(), 0);
+    QCOMPARE(client().get(path + QStringLiteral("?after=3")).object().value(QStringLiteral("entries")).toArray().size(), 0);
+    QCOMPARE(client().get(path + QStringLiteral("?limit=1")).object().value(QStringLiteral("entries")).toArray().size(), 1);
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/default/contexts/%1/background-output").arg(id))
+                     .object().value(QStringLiteral("last_seq")).toInteger(),
+             3);
+    // None of it is the run's.
+    const QJsonObject again = client().get(QStringLiteral("/v1/executions/%1").arg(run.value(QStringLiteral("id")).toString())).object();
+    QCOMPARE(again.value(QStringLiteral("stdout")).toString(), QString());
+}
+
+void tst_ExecutionsApi::backgroundOutputRejectsBadPaging_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QString>("parameter");
+    QTest::newRow("limit 0") << "limit=0" << "limit";
+    QTest::newRow("limit too big") << "limit=5000" << "limit";
+    QTest::newRow("after negative") << "after=-1" << "after";
+    QTest::newRow("after text") << "after=last" << "after";
+}
+
+void tst_ExecutionsApi::backgroundOutputRejectsBadPaging()
+{
+    QFETCH(QString, query);
+    QFETCH(QString, parameter);
+    const QString id = client().createContext(QStringLiteral("plain"));
+    const auto response = client().get(QStringLiteral("/v1/contexts/%1/background-output?%2").arg(id, query));
+    QCOMPARE(response.status, 400);
+    QCOMPARE(response.object().value(QStringLiteral("code")).toString(), QStringLiteral("bad_request"));
+    QVERIFY2(response.object().value(QStringLiteral("message")).toString().contains(QLatin1Char('\'') + parameter + QLatin1Char('\'')),
+             response.body.constData());
+}
+
+void tst_ExecutionsApi::backgroundOutputOfAnUnknownContextIs404()
+{
+    QCOMPARE(client().get(QStringLiteral("/v1/contexts/nope/background-output")).status, 404);
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/nope/contexts/nope/background-output")).status, 404);
 }
 
 void tst_ExecutionsApi::executionsAreReadBackFromStorageAfterARestart()
