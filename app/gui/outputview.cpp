@@ -98,6 +98,7 @@ void OutputView::clearAll()
     m_followed.clear();
     m_blocks.clear();
     m_blockIndex.clear();
+    m_backgroundBlock = -1;
     m_flushTimer.stop();
     m_hiddenTotal = 0;
     m_lastWasStream = false;
@@ -171,10 +172,13 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
                    mutedFormat());
     }
     const bool wasAtEnd = isAtEnd();
+    int blankPromptAt = -1;
     if (withCode) {
         newParagraph();
         QTextCharFormat prompt = mutedFormat();
         prompt.setFontWeight(QFont::Bold);
+        if (executionCount <= 0)
+            blankPromptAt = document()->characterCount() - 1;
         insertText(executionCount > 0 ? tr("In [%1]").arg(executionCount) : tr("In [ ]"), prompt);
         const QStringList lines = code.split(QLatin1Char('\n'));
         QTextCharFormat codeFormat;
@@ -194,8 +198,10 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
     Block block;
     block.executionId = executionId;
     block.executionCount = executionCount;
+    block.blankPromptAt = blankPromptAt;
     m_blocks.append(block);
     m_blockIndex.insert(executionId, int(m_blocks.size() - 1));
+    m_backgroundBlock = -1;  // background output after this block starts a block of its own
     scrollToEndIfFollowing(wasAtEnd);
     return m_blocks.last();
 }
@@ -215,6 +221,27 @@ void OutputView::addExecution(const core::ExecutionPtr &execution, bool withCode
         m_connections.append(connect(execution.get(), &core::Execution::eventAdded, this,
                                      [this, id](const Event &event, int) { handleEvent(id, event); }));
     }
+}
+
+void OutputView::addBackground(const core::BackgroundOutput::Entry &entry)
+{
+    if (m_backgroundBlock < 0) {
+        flushPending();
+        const bool wasAtEnd = isAtEnd();
+        const int after = m_blockIndex.value(entry.afterExecutionId, -1);
+        const int count = after >= 0 ? m_blocks.at(after).executionCount : 0;
+        newParagraph();
+        QTextCharFormat label = mutedFormat();
+        label.setFontItalic(true);
+        insertText(count > 0 ? tr("Written in the background after In [%1]:").arg(count)
+                             : tr("Written in the background:"),
+                   label);
+        scrollToEndIfFollowing(wasAtEnd);
+        // A block of its own, so that its streams are coalesced and capped like a run's.
+        beginBlock(QStringLiteral("background-%1").arg(entry.seq), 0, QString(), false);
+        m_backgroundBlock = int(m_blocks.size() - 1);
+    }
+    renderEvent(m_blocks[m_backgroundBlock], entry.event);
 }
 
 void OutputView::addRecorded(const QString &executionId, int executionCount, const QString &code,
@@ -251,6 +278,16 @@ void OutputView::renderEvent(Block &block, const Event &event)
     switch (event.kind) {
     case Event::Kind::Started:
         block.executionCount = event.fields.value(QLatin1String("execution_count")).toInt();
+        if (block.blankPromptAt >= 0 && block.executionCount > 0) {
+            // A run that waited (for its interpreter, or in the queue) gets its number now. Text
+            // is only ever added at the end, so the prompt is still where it was written.
+            QTextCursor cursor(document());
+            cursor.setPosition(block.blankPromptAt);
+            cursor.setPosition(block.blankPromptAt + int(tr("In [ ]").size()), QTextCursor::KeepAnchor);
+            const QTextCharFormat format = cursor.charFormat();
+            cursor.insertText(tr("In [%1]").arg(block.executionCount), format);
+            block.blankPromptAt = -1;
+        }
         return;
     case Event::Kind::Stream:
         queueStream(block, event.fields.value(QLatin1String("name")).toString(),

@@ -40,6 +40,9 @@ public:
     // Appends `execution` (its code when `withCode`, the events it has so far) and follows its
     // new events until it finishes.
     void addExecution(const core::ExecutionPtr &execution, bool withCode = true);
+    // Appends what the context's interpreter wrote between runs (see core::BackgroundOutput),
+    // under a muted line that says so; consecutive entries share that line.
+    void addBackground(const core::BackgroundOutput::Entry &entry);
     // Appends an execution that is only known from storage.
     void addRecorded(const QString &executionId, int executionCount, const QString &code,
                      const QList<sdk::Event> &events, bool withCode = true,
@@ -61,6 +64,8 @@ private:
     struct Block {
         QString executionId;
         int executionCount = 0;
+        // Where "In [ ]" was written for a run whose count came later (its `started`); -1: none.
+        int blankPromptAt = -1;
         qint64 shownStreamChars = 0;
         qint64 hiddenStreamChars = 0;
         QString tail;              // last kTailChars of hidden stream text
@@ -96,6 +101,7 @@ private:
     QFont m_font;
     QList<Block> m_blocks;
     QHash<QString, int> m_blockIndex;  // execution id -> index in m_blocks
+    int m_backgroundBlock = -1;         // the block background output goes to; -1: start one
     QList<QMetaObject::Connection> m_connections;
     QList<core::ExecutionPtr> m_followed;
     QTimer m_flushTimer;

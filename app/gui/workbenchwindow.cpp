@@ -75,6 +75,7 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
 
     core::ContextManager &contexts = engine.contexts();
     connect(&contexts, &core::ContextManager::executionStarted, this, &WorkbenchWindow::onExecutionStarted);
+    connect(&contexts, &core::ContextManager::backgroundOutputAdded, this, &WorkbenchWindow::onBackgroundOutput);
     connect(&contexts, &core::ContextManager::contextChanged, this, &WorkbenchWindow::onContextChanged);
     connect(&contexts, &core::ContextManager::contextRemoved, this,
             [this](const QString &, const QString &id) {
@@ -444,8 +445,26 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
 void WorkbenchWindow::renderTranscript()
 {
     m_output->clearAll();
-    for (const core::ExecutionPtr &execution : m_transcripts.value(m_contextId))
+    // Background output goes after the run it followed; what followed runs no longer in the
+    // transcript is left out.
+    QHash<QString, QList<core::BackgroundOutput::Entry>> background;
+    if (const auto page = m_engine.contexts().backgroundOutput(m_workspace, m_contextId, 0,
+                                                               core::BackgroundOutput::kDefaultMaxEntries)) {
+        for (const core::BackgroundOutput::Entry &entry : page->entries)
+            background[entry.afterExecutionId].append(entry);
+    }
+    for (const core::ExecutionPtr &execution : m_transcripts.value(m_contextId)) {
         m_output->addExecution(execution);
+        for (const core::BackgroundOutput::Entry &entry : background.value(execution->id()))
+            m_output->addBackground(entry);
+    }
+}
+
+void WorkbenchWindow::onBackgroundOutput(const QString &workspace, const QString &contextId,
+                                         const core::BackgroundOutput::Entry &entry)
+{
+    if (contextId == m_contextId && workspace == m_workspace)
+        m_output->addBackground(entry);
 }
 
 void WorkbenchWindow::onContextChanged(const core::ContextInfo &info)

@@ -103,6 +103,8 @@ private:
     void onContextSelected(const QString &workspace, const QString &contextId);
     void onContextChanged(const core::ContextInfo &info);
     void onExecutionStarted(const core::ExecutionPtr &execution);
+    void onBackgroundOutput(const QString &workspace, const QString &contextId,
+                            const core::BackgroundOutput::Entry &entry);
     void onExecutionFinished(const core::ExecutionPtr &execution);
     void followForStatus(const core::ExecutionPtr &execution);
     // Re-renders the selected context's transcript (after a theme or font change, since the

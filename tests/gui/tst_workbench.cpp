@@ -155,6 +155,7 @@ private slots:
     void hugeOutputKeepsTheWindowResponsive();
     void shortcutsAreUniqueAndListed();
     void closingWhileCodeRunsAsksFirst();
+    void backgroundOutputShowsAfterItsRun();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -538,6 +539,46 @@ void tst_Workbench::shortcutsAreUniqueAndListed()
     }
     QVERIFY(seen.contains(QStringLiteral("Ctrl+Return")));
     QVERIFY(seen.contains(QStringLiteral("Esc")));
+}
+
+// What a run's thread prints after the run ended is shown under a line that says so, after
+// that run and before the next, live and when the context is shown again.
+void tst_Workbench::backgroundOutputShowsAfterItsRun()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString first = bench.window->currentContextId();
+    const core::ExecutionPtr leaver = bench.typeAndRun(QStringLiteral(
+            "import threading, time\n"
+            "def later():\n    time.sleep(0.3)\n    print('written', 'later', flush=True)\n"
+            "threading.Thread(target=later).start()"));
+    QVERIFY(waitFinished(leaver));
+    const QString label = QStringLiteral("Written in the background after In [1]:");
+    // (The code says 'written', 'later': only the output has the two words together.)
+    QTRY_VERIFY_WITH_TIMEOUT(bench.window->output()->toPlainText().contains(QStringLiteral("written later")),
+                             kRunTimeout);
+    // In [1] (its prompt numbered once the run started), its code, the label, the output, In [2].
+    const auto inOrder = [&] {
+        const QString text = bench.window->output()->toPlainText();
+        const qsizetype at = text.indexOf(label);
+        return text.startsWith(QLatin1String("In [1]\nimport threading"))
+               && at > text.indexOf(QStringLiteral(".start()"))
+               && text.indexOf(QStringLiteral("written later")) > at
+               && text.indexOf(QStringLiteral("In [2]")) > text.indexOf(QStringLiteral("written later"));
+    };
+    const core::ExecutionPtr next = bench.typeAndRun(QStringLiteral("print('mine')"));
+    QVERIFY(waitFinished(next));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("mine")));
+    QVERIFY2(inOrder(), qPrintable(bench.window->output()->toPlainText()));
+    QVERIFY(!next->events().isEmpty());
+
+    // Shown again from the engine's log after another context was on screen.
+    QVERIFY(bench.createPython());
+    QVERIFY(!bench.window->output()->toPlainText().contains(QStringLiteral("written later")));
+    bench.window->contextTree()->selectContext(first);
+    QTRY_COMPARE(bench.window->currentContextId(), first);
+    QTRY_VERIFY(inOrder());
 }
 
 QTEST_MAIN(tst_Workbench)
