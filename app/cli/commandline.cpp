@@ -40,6 +40,7 @@ const std::map<std::string, std::vector<OptionSpec>> &commandOptions()
              {{"language", 'l', true, false}, {"name", 0, true, false}, {"cwd", 0, true, false},
               {"env", 'e', true, true}}},
             {"contexts rm", {}},
+            {"contexts output", {{"after", 0, true, false}, {"follow", 'F', false, false}}},
             {"contexts restart", {}},
             {"env show", {{"context", 0, true, false}, {"effective", 0, false, false}}},
             {"env set", {{"context", 0, true, false}}},
@@ -88,7 +89,7 @@ const std::map<std::string, std::vector<std::string>> &CommandLine::commands()
 {
     static const std::map<std::string, std::vector<std::string>> table{
             {"run", {}},
-            {"contexts", {"ls", "new", "rm", "restart"}},
+            {"contexts", {"ls", "new", "rm", "restart", "output"}},
             {"env", {"show", "set", "unset", "clear"}},
             {"files", {"ls", "get", "put"}},
             {"history", {}},

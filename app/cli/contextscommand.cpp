@@ -5,6 +5,10 @@
 #include "texttable.h"
 
 #include <Poco/JSON/Array.h>
+#include <Poco/NumberParser.h>
+#include <Poco/Thread.h>
+
+#include <algorithm>
 
 namespace replhost::cli {
 
@@ -16,7 +20,64 @@ Result<ExitStatus> ContextsCommand::execute()
         return create();
     if (m_line.action == "rm")
         return remove();
+    if (m_line.action == "output")
+        return output();
     return restart();
+}
+
+Result<ExitStatus> ContextsCommand::output()
+{
+    if (m_line.arguments.size() != 1)
+        return m_line.usageError(m_line.arguments.empty() ? "say whose output: contexts output ID"
+                                                          : "unexpected argument '" + m_line.arguments.back() + "'");
+    Poco::Int64 after = 0;
+    if (m_line.has("after") && (!Poco::NumberParser::tryParse64(m_line.value("after"), after) || after < 0))
+        return m_line.usageError("--after takes an entry number from 0");
+    const bool follow = m_line.has("follow");
+    if (follow && m_line.json)
+        return m_line.usageError("--follow prints text as it comes; leave out --json");
+    const std::string base = m_client.scoped("/contexts/" + ApiClient::encode(m_line.arguments.front())
+                                             + "/background-output?limit=1000&after=");
+    Poco::JSON::Array all;
+    for (;;) {
+        Result<HttpReply> reply = m_client.call("GET", base + std::to_string(after));
+        if (!reply)
+            return reply.failure();
+        const Poco::JSON::Object::Ptr page = reply->object();
+        const Poco::JSON::Array::Ptr entries = page ? page->getArray("entries") : nullptr;
+        const size_t count = entries ? entries->size() : 0;
+        for (size_t i = 0; i < count; ++i) {
+            const Poco::JSON::Object::Ptr entry = entries->getObject(unsigned(i));
+            const Poco::JSON::Object::Ptr event = entry ? entry->getObject("event") : nullptr;
+            if (!event)
+                continue;
+            after = std::max(after, entry->optValue<Poco::Int64>("seq", after));
+            if (m_line.json) {
+                all.add(entry);
+                continue;
+            }
+            if (event->optValue<std::string>("type", "") == "stream") {
+                const std::string text = event->optValue<std::string>("text", "");
+                event->optValue<std::string>("name", "") == "stderr" ? Console::err(text) : Console::out(text);
+            } else if (const Poco::JSON::Object::Ptr data = event->getObject("data");
+                       data && data->has("text/plain") && !data->isNull("text/plain")) {
+                std::string text = data->getValue<std::string>("text/plain");
+                Console::out(text.empty() || text.back() == '\n' ? text : text + '\n');
+            }
+        }
+        if (count > 0)
+            continue;  // a full page may have more behind it
+        if (!follow)
+            break;
+        Poco::Thread::sleep(250);
+    }
+    if (m_line.json) {
+        Poco::JSON::Object document;
+        document.set("entries", all);
+        document.set("last_seq", after);
+        Console::json(document);
+    }
+    return ExitStatus::Ok;
 }
 
 Result<ExitStatus> ContextsCommand::list()

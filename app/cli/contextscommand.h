@@ -11,6 +11,8 @@ namespace replhost::cli {
 //                                         prints the new context's id (--json: the context)
 //   rm ID...                              deletes contexts, stopping at the first refusal
 //   restart ID                            a fresh interpreter, same id (--json: the context)
+//   output ID [--after SEQ] [--follow]    what the interpreter wrote between runs, each stream
+//                                         to its own fd (--json: the entries and last_seq)
 class ContextsCommand : public Command {
 public:
     using Command::Command;
@@ -22,6 +24,7 @@ private:
     Result<ExitStatus> create();
     Result<ExitStatus> remove();
     Result<ExitStatus> restart();
+    Result<ExitStatus> output();
 
 };
 

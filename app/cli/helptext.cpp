@@ -11,7 +11,7 @@ A terminal client for replhost-server's HTTP API.
 
 Commands:
   run                               run code in a context, streaming its output
-  contexts ls|new|rm|restart        the workspace's contexts
+  contexts ls|new|rm|restart|output the workspace's contexts
   env show|set|unset|clear          env layers of the workspace or of a context
   files ls|get|put                  files of the workspace directory
   history                           the runs of a context, newest first
@@ -62,10 +62,14 @@ Ctrl-C stops waiting at once. Exit status: the run's (0 ok, 1 error or aborted,
        replhost-cli contexts new LANGUAGE|-l LANGUAGE [--name NAME] [--cwd DIR] [-e KEY=VALUE]...
        replhost-cli contexts rm ID...
        replhost-cli contexts restart ID
+       replhost-cli contexts output ID [--after SEQ] [-F|--follow]
 
 ls lists the workspace's contexts, oldest first. new starts one and prints its id.
 rm deletes contexts (their interpreters are killed). restart gives a context a fresh
-interpreter with the same id, directory and env layer.
+interpreter with the same id, directory and env layer. output prints what the context's
+interpreter wrote while none of its runs was going on (a timer, a thread, a background
+job): stdout to stdout, stderr to stderr; --after skips the entries up to SEQ, and
+--follow keeps printing what comes until Ctrl-C.
 )";
     }
     if (command == "env") {

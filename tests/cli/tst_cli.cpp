@@ -135,6 +135,7 @@ private slots:
     void refusedRunsAreReported();
 
     void contextsNewLsRestartRm();
+    void contextsOutputPrintsWhatCameBetweenRuns();
     void envLayersReachARun();
     void filesRoundTripBinaryContent();
     void filesRefusalsAreReported_data();
@@ -317,6 +318,11 @@ void tst_Cli::usageErrorsSayWhatIsWrong_data()
     QTest::newRow("contexts new with -l and an argument")
         << QStringList{"contexts", "new", "-l", "python", "perl"} << "unexpected argument 'perl'";
     QTest::newRow("contexts rm without ids") << QStringList{"contexts", "rm"} << "contexts rm ID";
+    QTest::newRow("contexts output without id") << QStringList{"contexts", "output"} << "contexts output ID";
+    QTest::newRow("contexts output after text") << QStringList{"contexts", "output", "c", "--after", "x"}
+                                                << "--after takes";
+    QTest::newRow("contexts output follow as json") << QStringList{"--json", "contexts", "output", "c", "-F"}
+                                                    << "leave out --json";
     QTest::newRow("https url") << QStringList{"--url", "https://127.0.0.1:1", "contexts", "ls"}
                                << "must look like http://";
 }
@@ -633,6 +639,35 @@ void tst_Cli::refusedRunsAreReported()
 }
 
 // --- contexts, env, files, history, workspaces -----------------------------------------------
+
+// A background job of a run writes after the run ended: `contexts output` prints it, each
+// stream to its own fd, and --after skips what was seen.
+void tst_Cli::contextsOutputPrintsWhatCameBetweenRuns()
+{
+    REQUIRE_LANGUAGE(QStringLiteral("bash"));
+    const QString id = newContext(QStringLiteral("bash"));
+    QVERIFY(!id.isEmpty());
+    const CliRun run = cli({QStringLiteral("run"), QStringLiteral("--context"), id,
+                            QStringLiteral("(sleep 0.3; echo late; echo warned >&2) &")});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.describe()));
+    QVERIFY(!run.out.contains("late"));
+
+    const QStringList output{QStringLiteral("contexts"), QStringLiteral("output"), id};
+    CliRun shown;
+    QTRY_VERIFY_WITH_TIMEOUT((shown = cli(output)).err == "warned\n", 10000);
+    QVERIFY2(shown.exitCode == 0 && shown.out == "late\n", qPrintable(shown.describe()));
+
+    const CliRun rest = cli(output + QStringList{QStringLiteral("--after"), QStringLiteral("1")});
+    QVERIFY2(rest.exitCode == 0 && rest.out.isEmpty() && rest.err == "warned\n", qPrintable(rest.describe()));
+    const CliRun json = cli(QStringList{QStringLiteral("--json")} + output);
+    QCOMPARE(json.exitCode, 0);
+    const QJsonObject document = QJsonDocument::fromJson(json.out).object();
+    QCOMPARE(document.value(QStringLiteral("entries")).toArray().size(), 2);
+    QCOMPARE(document.value(QStringLiteral("last_seq")).toInteger(), 2);
+
+    const CliRun unknown = cli({QStringLiteral("contexts"), QStringLiteral("output"), QStringLiteral("nope")});
+    QVERIFY2(unknown.exitCode == 5, qPrintable(unknown.describe()));
+}
 
 void tst_Cli::contextsNewLsRestartRm()
 {
