@@ -17,6 +17,8 @@
 #include <QTextDocument>
 #include <QUrl>
 
+#include <algorithm>
+
 namespace replhost::gui {
 
 using sdk::Event;
@@ -172,14 +174,17 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
                    mutedFormat());
     }
     const bool wasAtEnd = isAtEnd();
-    int blankPromptAt = -1;
+    QTextCursor blankPrompt;
     if (withCode) {
         newParagraph();
         QTextCharFormat prompt = mutedFormat();
         prompt.setFontWeight(QFont::Bold);
-        if (executionCount <= 0)
-            blankPromptAt = document()->characterCount() - 1;
+        const int promptAt = document()->characterCount() - 1;
         insertText(executionCount > 0 ? tr("In [%1]").arg(executionCount) : tr("In [ ]"), prompt);
+        if (executionCount <= 0) {
+            blankPrompt = QTextCursor(document());
+            blankPrompt.setPosition(promptAt);
+        }
         const QStringList lines = code.split(QLatin1Char('\n'));
         QTextCharFormat codeFormat;
         codeFormat.setFont(m_font);
@@ -198,7 +203,7 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
     Block block;
     block.executionId = executionId;
     block.executionCount = executionCount;
-    block.blankPromptAt = blankPromptAt;
+    block.blankPrompt = blankPrompt;
     m_blocks.append(block);
     m_blockIndex.insert(executionId, int(m_blocks.size() - 1));
     m_backgroundBlock = -1;  // background output after this block starts a block of its own
@@ -210,6 +215,22 @@ void OutputView::addExecution(const core::ExecutionPtr &execution, bool withCode
 {
     if (!execution || m_blockIndex.contains(execution->id()))
         return;
+    // Output is written at the end of the view, so a run queued behind one that is still going
+    // is shown once it starts (or ends unstarted): its block would otherwise sit between the
+    // running one's code and that run's output. (The history lists it meanwhile.)
+    if (execution->status() == QLatin1String("queued") && !execution->isFinished()
+        && std::any_of(m_blocks.cbegin(), m_blocks.cend(), [](const Block &b) {
+               return !b.finished && !b.execution.expired();
+           })) {
+        const std::weak_ptr<core::Execution> later = execution;
+        m_connections.append(connect(execution.get(), &core::Execution::eventAdded, this,
+                                     [this, later, withCode] {
+                                         if (const core::ExecutionPtr e = later.lock())
+                                             addExecution(e, withCode);
+                                     },
+                                     Qt::SingleShotConnection));
+        return;
+    }
     Block &block = beginBlock(execution->id(), execution->executionCount(), execution->code(), withCode);
     block.execution = execution;
     const QString id = execution->id();
@@ -278,15 +299,13 @@ void OutputView::renderEvent(Block &block, const Event &event)
     switch (event.kind) {
     case Event::Kind::Started:
         block.executionCount = event.fields.value(QLatin1String("execution_count")).toInt();
-        if (block.blankPromptAt >= 0 && block.executionCount > 0) {
-            // A run that waited (for its interpreter, or in the queue) gets its number now. Text
-            // is only ever added at the end, so the prompt is still where it was written.
-            QTextCursor cursor(document());
-            cursor.setPosition(block.blankPromptAt);
-            cursor.setPosition(block.blankPromptAt + int(tr("In [ ]").size()), QTextCursor::KeepAnchor);
-            const QTextCharFormat format = cursor.charFormat();
-            cursor.insertText(tr("In [%1]").arg(block.executionCount), format);
-            block.blankPromptAt = -1;
+        if (!block.blankPrompt.isNull() && block.executionCount > 0) {
+            // A run that waited (for its interpreter, or in the queue) gets its number now.
+            QTextCursor prompt = block.blankPrompt;
+            prompt.setPosition(prompt.position() + int(tr("In [ ]").size()), QTextCursor::KeepAnchor);
+            const QTextCharFormat format = prompt.charFormat();
+            prompt.insertText(tr("In [%1]").arg(block.executionCount), format);
+            block.blankPrompt = QTextCursor();
         }
         return;
     case Event::Kind::Stream:

@@ -9,6 +9,7 @@
 #include <QList>
 #include <QTextBrowser>
 #include <QTextCharFormat>
+#include <QTextCursor>
 #include <QTimer>
 
 namespace replhost::gui {
@@ -64,8 +65,10 @@ private:
     struct Block {
         QString executionId;
         int executionCount = 0;
-        // Where "In [ ]" was written for a run whose count came later (its `started`); -1: none.
-        int blankPromptAt = -1;
+        // At the start of the "In [ ]" written for a run whose count comes later (with its
+        // `started`); null otherwise. A cursor, so that it follows edits before it (another such
+        // prompt numbered with more digits); text is only appended after it.
+        QTextCursor blankPrompt;
         qint64 shownStreamChars = 0;
         qint64 hiddenStreamChars = 0;
         QString tail;              // last kTailChars of hidden stream text

@@ -156,6 +156,7 @@ private slots:
     void shortcutsAreUniqueAndListed();
     void closingWhileCodeRunsAsksFirst();
     void backgroundOutputShowsAfterItsRun();
+    void queuedRunsAreNumberedWhenTheyStart();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -579,6 +580,29 @@ void tst_Workbench::backgroundOutputShowsAfterItsRun()
     bench.window->contextTree()->selectContext(first);
     QTRY_COMPARE(bench.window->currentContextId(), first);
     QTRY_VERIFY(inOrder());
+}
+
+// Runs queued behind a busy one are shown when they start, each with its number and its own
+// output under its code. (A run that waits only for its interpreter shows "In [ ]" until then.)
+void tst_Workbench::queuedRunsAreNumberedWhenTheyStart()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    for (int i = 1; i <= 8; ++i)
+        QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("n = %1").arg(i))));
+    const core::ExecutionPtr busy = bench.typeAndRun(QStringLiteral("import time\ntime.sleep(0.5)"));
+    const core::ExecutionPtr tenth = bench.typeAndRun(QStringLiteral("print('ten')"));
+    const core::ExecutionPtr eleventh = bench.typeAndRun(QStringLiteral("print('eleven')"));
+    QVERIFY(busy && tenth && eleventh);
+    QVERIFY(!bench.window->output()->toPlainText().contains(QLatin1String("print('ten')")));
+    QVERIFY(waitFinished(eleventh));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QLatin1String("eleven\n")));
+    const QString text = bench.window->output()->toPlainText();
+    QVERIFY2(text.contains(QLatin1String("In [9]\nimport time")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String("In [10]\nprint('ten')\nten")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String("In [11]\nprint('eleven')\neleven")), qPrintable(text));
+    QVERIFY2(!text.contains(QLatin1String("In [ ]")), qPrintable(text));
 }
 
 QTEST_MAIN(tst_Workbench)
