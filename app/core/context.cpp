@@ -716,6 +716,11 @@ void Context::stop(const QString &reason)
     m_timeout.stop();
     while (!m_queue.isEmpty())
         abort(m_queue.dequeue(), QStringLiteral("Aborted"), reason);
+    if (m_running.execution && m_session && !m_replay) {
+        // What the run wrote in its last instant may still be in the pipes: it is taken in
+        // before the kill, so the run keeps it (and a done that came ends the run as it says).
+        QMetaObject::invokeMethod(m_session.get(), "takeInWrittenOutput", Qt::DirectConnection);
+    }
     if (m_running.execution) {
         Pending running = m_running;
         m_running = {};

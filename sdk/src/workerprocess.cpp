@@ -344,6 +344,10 @@ public:
 
     void onExitNotification();
     [[nodiscard]] bool endWorker(End cause, const QString &detail);
+    // Reads what the worker has written so far (its event frames too, when `events`) and
+    // delivers it, releasing what waits for marks as if no more were coming: at the worker's end,
+    // and for an owner about to delete the session.
+    [[nodiscard]] bool takeInWritten(bool events);
     [[nodiscard]] bool finishReads();
     void closePipes();
     void appendStderr(const QString &text);
@@ -1446,26 +1450,7 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
 
     // Take in what is already in the pipes: a worker that exited may have finished its run
     // (done and all), and output written before the end belongs to the run it came from.
-    if ((cause == End::Exited || cause == End::LimitReached) && !readEvents())
-        return false;
-    for (int i = 0; i < 2; ++i) {
-        if (!readStream(i))
-            return false;
-    }
-    for (int i = 0; i < 2; ++i) {
-        StreamSink sink(this, i);
-        if (!out[i].scanner.flush(sink))
-            return false;
-        if (!deliverText(i, std::exchange(out[i].chunk, QString())))
-            return false;
-    }
-    // Marks still missing never come now. (Unless a release loop is already on the stack, under a
-    // nested event loop: that one finishes the queue.)
-    while (!queue.empty() && !releasing) {
-        if (!releaseReady(true))
-            return false;
-    }
-    if (!flushHeld(nullptr))
+    if (!takeInWritten(cause == End::Exited || cause == End::LimitReached))
         return false;
 
     QString reason;
@@ -1576,6 +1561,30 @@ bool WorkerProcess::Private::endWorker(End cause, const QString &detail)
     return !guard.isNull();
 }
 
+bool WorkerProcess::Private::takeInWritten(bool events)
+{
+    if (events && !readEvents())
+        return false;
+    for (int i = 0; i < 2; ++i) {
+        if (!readStream(i))
+            return false;
+    }
+    for (int i = 0; i < 2; ++i) {
+        StreamSink sink(this, i);
+        if (!out[i].scanner.flush(sink))
+            return false;
+        if (!deliverText(i, std::exchange(out[i].chunk, QString())))
+            return false;
+    }
+    // Marks still missing never come now. (Unless a release loop is already on the stack, under a
+    // nested event loop: that one finishes the queue.)
+    while (!queue.empty() && !releasing) {
+        if (!releaseReady(true))
+            return false;
+    }
+    return flushHeld(nullptr);
+}
+
 void WorkerProcess::Private::closePipes()
 {
     for (Output &o : out) {
@@ -1640,6 +1649,13 @@ Session::State WorkerProcess::state() const
 SessionInfo WorkerProcess::info() const
 {
     return d->info;
+}
+
+void WorkerProcess::takeInWrittenOutput()
+{
+    if (d->ended || d->state == State::NotStarted || d->state == State::Dead)
+        return;
+    (void)d->takeInWritten(true);  // false: a slot deleted this session; nothing more to do
 }
 
 qint64 WorkerProcess::pid() const

@@ -5,6 +5,7 @@
 // the tables.
 #include "core/engine.h"
 #include "executionevents.h"
+#include "pipeprobe.h"
 #include "testengine.h"
 #include "storage/store.h"
 
@@ -18,13 +19,12 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 #include <cerrno>
 #include <csignal>
 #include <optional>
 
-#include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -32,6 +32,7 @@ using namespace replhost;
 using namespace replhost::core;
 using sdk::Event;
 using namespace replhost::core::testing;
+using replhost::testing::unreadBytesInPipe;
 
 namespace {
 
@@ -94,21 +95,6 @@ bool processIsRunning(qint64 pid)
     const qsizetype paren = line.lastIndexOf(')');
     const char state = paren >= 0 && paren + 2 < line.size() ? line.at(paren + 2) : '?';
     return state != 'Z' && state != 'X';
-}
-
-// Bytes written to the pipe that is fd `fd` of process `pid` and not read yet; -1 when that fd
-// is not a pipe this process can open.
-int unreadBytesInPipe(qint64 pid, int fd)
-{
-    const QByteArray path = QStringLiteral("/proc/%1/fd/%2").arg(pid).arg(fd).toLocal8Bit();
-    const int pipe = ::open(path.constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (pipe < 0)
-        return -1;
-    int unread = -1;
-    if (::ioctl(pipe, FIONREAD, &unread) != 0)
-        unread = -1;
-    ::close(pipe);
-    return unread;
 }
 
 } // namespace
@@ -2420,6 +2406,33 @@ private slots:
         VERIFY_EXEC(queued->status() == "aborted", queued);
         QVERIFY(!hasEvent(queued, "started"));
         QVERIFY(out(queued).isEmpty());
+    }
+
+    // What a run wrote just before a restart, still in the pipe when the restart comes, is
+    // kept with the run: the host takes it in before it kills the worker.
+    void restartKeepsWhatTheRunWroteLast()
+    {
+        const QString context = createContext(QStringLiteral("python"));
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, QStringLiteral("import sys, time")));
+        const qint64 pid = info(context).pid;
+        QVERIFY(pid > 0);
+
+        const ExecutionPtr last = start(context, QStringLiteral(
+                "sys.stdout.write('last words\\n')\nsys.stdout.flush()\ntime.sleep(60)"));
+        QVERIFY(last);
+        // The event loop does not turn here, so the host has not read the words: they wait in
+        // the worker's stdout pipe when the restart comes.
+        QElapsedTimer waited;
+        waited.start();
+        while (unreadBytesInPipe(pid, STDOUT_FILENO) <= 0 && waited.elapsed() < kRunTimeout)
+            QThread::msleep(5);
+        QVERIFY(unreadBytesInPipe(pid, STDOUT_FILENO) > 0);
+
+        QVERIFY(contexts().restart({}, context).ok());
+        QVERIFY(last->isFinished());
+        VERIFY_EXEC(last->status() == "aborted", last);
+        QCOMPARE(out(last), QStringLiteral("last words\n"));
     }
 
     void restartGivesFreshInterpreter_data()

@@ -3,7 +3,10 @@
 // "code" is a tiny command language, so every mechanism can be driven deliberately.
 #include "replhost/sdk/workerprocess.h"
 
+#include "pipeprobe.h"
+
 #include <QDir>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
 #include <QPointer>
@@ -310,6 +313,29 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(recorder.text(id, "stdout"), QStringLiteral("after\n"), 2000);
         QCOMPARE(recorder.doneCount(id), 0);
         QTRY_COMPARE_WITH_TIMEOUT(recorder.doneCount(id), 1, 10000);
+    }
+
+    // An owner about to delete a session takes in what the worker wrote that the host has not
+    // read yet; without it, the run's last output would go with the worker.
+    void writtenOutputIsTakenInOnRequest()
+    {
+        auto session = started(echoSpec());
+        Recorder recorder(session.get());
+        session->execute(request("w", "raw:last words\nstderr:and a note\nsleep:30"));
+        // The event loop does not turn, so nothing is read until asked for.
+        QElapsedTimer waited;
+        waited.start();
+        while ((replhost::testing::unreadBytesInPipe(session->pid(), STDOUT_FILENO) <= 0
+                || replhost::testing::unreadBytesInPipe(session->pid(), STDERR_FILENO) <= 0)
+               && waited.elapsed() < kLong)
+            QThread::msleep(5);
+        QCOMPARE(recorder.text("w", "stdout"), QString());
+        session->takeInWrittenOutput();
+        QCOMPARE(recorder.text("w", "stdout"), QStringLiteral("last words"));
+        QCOMPARE(recorder.text("w", "stderr"), QStringLiteral("and a note\n"));
+        QCOMPARE(recorder.doneCount("w"), 0);
+        // Found by name too, as hosts call it.
+        QVERIFY(QMetaObject::invokeMethod(session.get(), "takeInWrittenOutput", Qt::DirectConnection));
     }
 
     void backgroundOutputBelongsToNoExecution_data() { addMarkModes(); }

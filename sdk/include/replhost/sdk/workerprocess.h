@@ -90,6 +90,14 @@ public:
     // Process id of the worker (also its process group id); 0 when not running.
     qint64 pid() const;
 
+    // Reads what the worker has written so far and delivers it at once (event() for each event
+    // and piece of output; output still waiting for a sync mark is released as at the worker's
+    // end). For an owner about to delete a running session, so that what the run wrote in its
+    // last instant is not lost with it; the session stays usable. Emits synchronously, and a slot
+    // may delete the session meanwhile. Invokable by name, so a host can call it on any session
+    // (QMetaObject::invokeMethod returns false for sessions that lack it).
+    Q_INVOKABLE void takeInWrittenOutput();
+
 private:
     class Private;
     std::unique_ptr<Private> d;
