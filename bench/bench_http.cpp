@@ -224,6 +224,33 @@ bool timeRoundTrips(benchmark::State &state, KeepAliveConnection &connection,
     return true;
 }
 
+// The server started and `connection` open to it; otherwise false, the case skipped saying why.
+bool connectToServer(benchmark::State &state, KeepAliveConnection &connection)
+{
+    if (auto error = ensureServer()) {
+        state.SkipWithError(error->c_str());
+        return false;
+    }
+    if (!connection.open(g_fixtures->server.port())) {
+        state.SkipWithError(connection.error().c_str());
+        return false;
+    }
+    return true;
+}
+
+// kWarmups round trips of `request`, each answered 200; otherwise false, the case skipped.
+bool warmUp(benchmark::State &state, KeepAliveConnection &connection, const std::string &request,
+            HttpResponseReader &reader)
+{
+    for (int i = 0; i < kWarmups; ++i) {
+        if (!connection.roundTrip(request, reader) || reader.status() != 200) {
+            state.SkipWithError(("warm-up: " + connection.error() + reader.body()).c_str());
+            return false;
+        }
+    }
+    return true;
+}
+
 // ---- the cases ------------------------------------------------------------------------------
 
 void BM_EngineRoundTrip(benchmark::State &state, Placement placement)
@@ -244,15 +271,9 @@ void BM_EngineRoundTrip(benchmark::State &state, Placement placement)
 void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
 {
     Fixtures &f = *g_fixtures;
-    if (auto error = ensureServer()) {
-        state.SkipWithError(error->c_str());
-        return;
-    }
     KeepAliveConnection connection;
-    if (!connection.open(f.server.port())) {
-        state.SkipWithError(connection.error().c_str());
+    if (!connectToServer(state, connection))
         return;
-    }
     if (auto error = ensureHttpContext(connection)) {
         state.SkipWithError(error->c_str());
         return;
@@ -270,12 +291,8 @@ void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
             "POST", "/v1/contexts/" + f.httpContext + "/executions?wait=true", f.server.port(),
             f.server.token().toStdString(), json({{QStringLiteral("code"), kCode}}));
     HttpResponseReader reader;
-    for (int i = 0; i < kWarmups; ++i) {
-        if (!connection.roundTrip(request, reader) || reader.status() != 200) {
-            state.SkipWithError(("warm-up: " + connection.error() + reader.body()).c_str());
-            return;
-        }
-    }
+    if (!warmUp(state, connection, request, reader))
+        return;
 
     LatencySamples samples(state.max_iterations);
     int failed = 0;
@@ -300,15 +317,9 @@ void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
 void BM_HealthzRoundTrip(benchmark::State &state)
 {
     Fixtures &f = *g_fixtures;
-    if (auto error = ensureServer()) {
-        state.SkipWithError(error->c_str());
-        return;
-    }
     KeepAliveConnection connection;
-    if (!connection.open(f.server.port())) {
-        state.SkipWithError(connection.error().c_str());
+    if (!connectToServer(state, connection))
         return;
-    }
     if (pinProcessTree(pid_t(f.server.pid()), kHostCpu) == 0) {
         state.SkipWithError("cannot pin the server (sched_setaffinity)");
         return;
@@ -317,12 +328,8 @@ void BM_HealthzRoundTrip(benchmark::State &state)
     const std::string request = KeepAliveConnection::request("GET", "/healthz", f.server.port(),
                                                              f.server.token().toStdString(), {});
     HttpResponseReader reader;
-    for (int i = 0; i < kWarmups; ++i) {
-        if (!connection.roundTrip(request, reader) || reader.status() != 200) {
-            state.SkipWithError(("warm-up: " + connection.error() + reader.body()).c_str());
-            return;
-        }
-    }
+    if (!warmUp(state, connection, request, reader))
+        return;
     LatencySamples samples(state.max_iterations);
     int failed = 0;
     SchedMeter sched({{"server", pid_t(f.server.pid()), false, true}});
