@@ -12,11 +12,6 @@ BackgroundOutput::BackgroundOutput(qint64 maxBytes, int maxEntries)
 {
 }
 
-qint64 BackgroundOutput::sizeOf(const sdk::Event &event)
-{
-    return Execution::memoryEstimate(event);
-}
-
 const BackgroundOutput::Entry &BackgroundOutput::append(const sdk::Event &event,
                                                         const QString &afterExecutionId)
 {
@@ -26,12 +21,12 @@ const BackgroundOutput::Entry &BackgroundOutput::append(const sdk::Event &event,
     entry.afterExecutionId = afterExecutionId;
     entry.event = event;
     entry.event.executionId.clear();
-    m_bytes += sizeOf(entry.event);
+    m_bytes += Execution::memoryEstimate(entry.event);
     m_entries.push_back(std::move(entry));
     // The newest entry stays even when it alone is over the bound.
     while (m_entries.size() > 1
            && (m_bytes > m_maxBytes || m_entries.size() > size_t(m_maxEntries))) {
-        m_bytes -= sizeOf(m_entries.front().event);
+        m_bytes -= Execution::memoryEstimate(m_entries.front().event);
         m_entries.pop_front();
         ++m_dropped;
     }

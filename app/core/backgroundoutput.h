@@ -43,8 +43,6 @@ public:
     qint64 dropped() const { return m_dropped; }
 
 private:
-    static qint64 sizeOf(const sdk::Event &event);
-
     qint64 m_maxBytes;
     int m_maxEntries;
     std::deque<Entry> m_entries;
