@@ -45,24 +45,16 @@ Error shuttingDownError()
     return makeError(QStringLiteral("unavailable"), shutdownReason());
 }
 
-// Resolves `cwd` inside `root`: relative paths are taken from the root, and the result (with
-// symlinks resolved) must stay inside it.
+// Resolves `cwd` inside `root` with the file routes' resolver (WorkspaceFiles): relative paths
+// are taken from the root, and no step may lead out of it. Every refusal is "bad_request" here:
+// it is a field of the request that cannot be used.
 Result<QString> confine(const QString &root, const QString &cwd)
 {
-    const QString rootCanonical = QFileInfo(root).canonicalFilePath();
-    if (cwd.isEmpty())
-        return rootCanonical;
-    const QString joined = QDir::isAbsolutePath(cwd) ? cwd : QDir(rootCanonical).filePath(cwd);
-    const QFileInfo info(QDir::cleanPath(joined));
-    if (!info.exists() || !info.isDir())
+    const Result<QString> directory = WorkspaceFiles(root).directory(cwd);
+    if (!directory)
         return makeError(QStringLiteral("bad_request"),
-                         QStringLiteral("cwd \"%1\" is not a directory in the workspace").arg(cwd));
-    const QString canonical = info.canonicalFilePath();
-    if (canonical != rootCanonical && !canonical.startsWith(rootCanonical + QLatin1Char('/')))
-        return makeError(QStringLiteral("bad_request"),
-                         QStringLiteral("cwd \"%1\" is outside the workspace directory %2")
-                             .arg(cwd, rootCanonical));
-    return canonical;
+                         QStringLiteral("cwd \"%1\" cannot be used: %2").arg(cwd, directory.error().message));
+    return directory;
 }
 
 Result<void> checkContextName(const QString &name)

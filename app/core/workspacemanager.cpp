@@ -3,6 +3,7 @@
 
 #include "envlayers.h"
 #include "storage/store.h"
+#include "workspacedirectory.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -20,6 +21,12 @@ QString compactJson(const QJsonObject &object)
     return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
 }
 
+// Where the records of the directories replhost created live (WorkspaceDirectory).
+QString recordsOf(const QString &dataDir)
+{
+    return QDir(dataDir).filePath(QStringLiteral("workspace-directories"));
+}
+
 } // namespace
 
 WorkspaceManager::WorkspaceManager(storage::Store *store, QString dataDir,
@@ -28,20 +35,42 @@ WorkspaceManager::WorkspaceManager(storage::Store *store, QString dataDir,
 {
 }
 
+Result<void> WorkspaceManager::claimLegacyDirectories()
+{
+    auto workspaces = m_store->workspaces();
+    if (!workspaces)
+        return workspaces.error();
+    const QString records = recordsOf(m_dataDir);
+    for (const storage::WorkspaceRecord &ws : std::as_const(*workspaces)) {
+        if (QFileInfo::exists(QDir(records).filePath(ws.id)))
+            continue;
+        // Only replhost's own place for it: a directory a client named was perhaps not made here.
+        const QString own = QDir::cleanPath(QDir(m_dataDir).filePath(QStringLiteral("workspaces/") + ws.name));
+        const QFileInfo info(ws.directory);
+        if (QDir::cleanPath(ws.directory) != own || info.isSymLink() || !info.isDir())
+            continue;
+        if (auto claimed = WorkspaceDirectory::claim(ws.directory, ws.id, records); !claimed)
+            qWarning("workspace %s: %s; it will not be purged", qPrintable(ws.name),
+                     qPrintable(claimed.error().message));
+    }
+    return {};
+}
+
 Result<void> WorkspaceManager::ensureDefault()
 {
     auto existing = m_store->workspaceByName(defaultName());
     if (!existing)
         return existing.error();
-    if (existing->has_value())
-        return QDir().mkpath(existing->value().directory)
-                   ? Result<void>()
-                   : makeError(QStringLiteral("io"), QStringLiteral("cannot create %1")
-                                                          .arg(existing->value().directory));
+    if (existing->has_value()) {
+        if (!QDir().mkpath(existing->value().directory))
+            return makeError(QStringLiteral("io"), QStringLiteral("cannot create %1")
+                                                           .arg(existing->value().directory));
+        return claimLegacyDirectories();
+    }
     auto created = create(defaultName());
     if (!created)
         return created.error();
-    return {};
+    return claimLegacyDirectories();
 }
 
 Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
@@ -64,17 +93,26 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
     if (auto valid = WorkspaceSettings::fromJson(own, m_defaults); !valid)
         return valid.error();
     dir = QDir::cleanPath(dir);
-    if (!QDir().mkpath(dir))
-        return makeError(QStringLiteral("io"), QStringLiteral("cannot create directory %1").arg(dir));
     auto existing = m_store->workspaceByName(name);
     if (!existing)
         return existing.error();
     if (existing->has_value())
         return makeError(QStringLiteral("conflict"),
                          QStringLiteral("workspace \"%1\" already exists").arg(name));
+    const Result<bool> made = WorkspaceDirectory::create(dir);
+    if (!made)
+        return made.error();
     auto created = m_store->createWorkspace(name, QDir(dir).canonicalPath(), compactJson(own));
-    if (created)
-        emit workspaceAdded(*created);
+    if (!created)
+        return created;
+    // Only a directory made here may be purged later; one the workspace was created on never.
+    if (*made) {
+        if (auto claimed = WorkspaceDirectory::claim(created->directory, created->id, recordsOf(m_dataDir));
+            !claimed)
+            qWarning("workspace %s: %s; it will not be purged", qPrintable(name),
+                     qPrintable(claimed.error().message));
+    }
+    emit workspaceAdded(*created);
     return created;
 }
 
@@ -122,20 +160,11 @@ Result<void> WorkspaceManager::remove(const QString &name, bool purge)
                          QStringLiteral("the default workspace cannot be deleted; delete its "
                                         "contexts instead"));
     const QString directory = QDir::cleanPath(ws->directory);
+    // Refused before anything is deleted, so a refused purge leaves the workspace as it was.
     if (purge) {
-        // A workspace may have been created over an existing directory; purging must never take
-        // the engine's own data or a whole home directory with it.
-        const QString data = QDir::cleanPath(QFileInfo(m_dataDir).canonicalFilePath());
-        const QString home = QDir::cleanPath(QDir::homePath());
-        const auto contains = [](const QString &outer, const QString &inner) {
-            return !inner.isEmpty()
-                   && (inner == outer || inner.startsWith(outer + QLatin1Char('/')));
-        };
-        if (directory == QLatin1String("/") || directory == home || contains(directory, data))
-            return makeError(QStringLiteral("forbidden"),
-                             QStringLiteral("refusing to purge %1: it holds the data directory or "
-                                            "a home directory; delete without purge and remove "
-                                            "the files by hand").arg(directory));
+        if (auto purgeable = WorkspaceDirectory::checkPurge(directory, ws->id, recordsOf(m_dataDir));
+            !purgeable)
+            return purgeable;
     }
 
     emit aboutToRemove(ws->id, ws->name);
@@ -145,10 +174,12 @@ Result<void> WorkspaceManager::remove(const QString &name, bool purge)
         return r;
     emit workspaceRemoved(ws->name);
 
-    if (purge && QFileInfo(directory).isDir() && !QDir(directory).removeRecursively())
-        return makeError(QStringLiteral("io"),
-                         QStringLiteral("workspace \"%1\" was deleted, but some files in %2 could "
-                                        "not be removed").arg(ws->name, directory));
+    if (purge) {
+        if (auto purged = WorkspaceDirectory::purge(directory, ws->id, recordsOf(m_dataDir)); !purged)
+            return makeError(purged.error().code,
+                             QStringLiteral("workspace \"%1\" was deleted, but its directory was "
+                                            "kept: %2").arg(ws->name, purged.error().message));
+    }
     return {};
 }
 

@@ -33,10 +33,15 @@ public:
 
     static QString defaultName() { return QStringLiteral("default"); }
 
+    // Creates the default workspace if missing, and claims the directories of workspaces from
+    // before replhost recorded the directories it creates (WorkspaceDirectory): those in
+    // replhost's own place for them, <data dir>/workspaces/<name>, which only replhost makes.
+    // A directory a client named is never claimed: whether replhost created it is unknown.
     Result<void> ensureDefault();
 
     // Names: 1-64 characters of [A-Za-z0-9_.-], not starting with '.'. `directory` empty →
-    // <data dir>/workspaces/<name>; it is created if missing. `settings`: the workspace's own
+    // <data dir>/workspaces/<name>; it is created if missing (mode 0700, and claimed so that a
+    // purge may delete it; an existing directory is used as it is and never purged). `settings`: the workspace's own
     // settings (WorkspaceSettings JSON, every field optional), checked before anything is
     // created. Errors: "bad_request" (naming the bad field), "conflict".
     Result<storage::WorkspaceRecord> create(const QString &name, const QString &directory = {},
@@ -50,9 +55,11 @@ public:
     // Deletes the workspace with its contexts, env layer and execution history. Its contexts are
     // stopped first (aboutToRemove: running and queued executions end "aborted" and are recorded)
     // so no worker outlives its workspace. The directory is kept unless `purge` is true; purging
-    // refuses directories that hold the data directory or the user's home. Errors: "not_found",
-    // "conflict" (the default workspace), "forbidden" (a directory that must not be purged),
-    // "io" (the rows are gone but some files could not be deleted), "storage".
+    // deletes only a directory replhost created for this workspace (WorkspaceDirectory), without
+    // following a symlink out of it, and is refused before anything is deleted otherwise.
+    // Errors: "not_found", "conflict" (the default workspace), "forbidden" (a directory replhost
+    // did not create, nothing deleted), "io" (the rows are gone but some files could not be
+    // deleted), "storage".
     Result<void> remove(const QString &name, bool purge = false);
 
     // The workspace's effective settings: the server defaults with its own choices over them.
@@ -84,6 +91,7 @@ signals:
     void workspaceRemoved(const QString &name);
 
 private:
+    Result<void> claimLegacyDirectories();
     // The record's own settings over the defaults.
     Result<WorkspaceSettings> effectiveSettings(const storage::WorkspaceRecord &record) const;
 

@@ -2,8 +2,10 @@
 #include "e2bapi.h"
 
 #include "e2bexecutionstream.h"
+#include "filedownload.h"
 #include "httpexchange.h"
 #include "jsonbody.h"
+#include "multipartbody.h"
 #include "router.h"
 #include "streamlimiter.h"
 
@@ -48,6 +50,8 @@ void E2bApi::registerRoutes(Router &router, const QString &prefix)
     router.add("GET", prefix + QStringLiteral("/contexts"), bind(&E2bApi::listContexts));
     router.add("POST", prefix + QStringLiteral("/contexts/{id}/restart"), bind(&E2bApi::restartContext));
     router.add("DELETE", prefix + QStringLiteral("/contexts/{id}"), bind(&E2bApi::removeContext));
+    router.add("GET", prefix + QStringLiteral("/files"), bind(&E2bApi::readFile));
+    router.add("POST", prefix + QStringLiteral("/files"), bind(&E2bApi::writeFiles));
 }
 
 Result<QString> E2bApi::engineLanguage(const QString &e2bLanguage)
@@ -187,6 +191,82 @@ void E2bApi::removeContext(const ExchangePtr &exchange)
         return;
     }
     sendNull(exchange);
+}
+
+void E2bApi::readFile(const ExchangePtr &exchange)
+{
+    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(QString());
+    if (!files) {
+        exchange->sendError(files.error());
+        return;
+    }
+    const QString path = exchange->request().queryValue(QStringLiteral("path"));
+    if (path.isEmpty()) {
+        exchange->sendError(400, QStringLiteral("bad_request"), QStringLiteral("query parameter 'path' is required"));
+        return;
+    }
+    m_work.run([files = *files, path] { return files.open(path); },
+               [this, exchange](Result<core::WorkspaceFiles::OpenFile> file) {
+                   if (!file) {
+                       exchange->sendError(file.error());
+                       return;
+                   }
+                   FileDownload::answer(exchange, m_work, std::move(*file), "application/octet-stream",
+                                        exchange->request().header("range"));
+               });
+}
+
+void E2bApi::writeFiles(const ExchangePtr &exchange)
+{
+    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(QString());
+    if (!files) {
+        exchange->sendError(files.error());
+        return;
+    }
+    const QString path = exchange->request().queryValue(QStringLiteral("path"));
+    m_work.run([files = *files, path, body = exchange->request().body,
+                contentType = exchange->request().header("content-type")]() -> Result<FileReply> {
+        const Result<QList<MultipartBody::Part>> parts = MultipartBody::parse(contentType, body);
+        if (!parts)
+            return parts.error();
+        QList<std::pair<QString, QByteArray>> writes;
+        for (const MultipartBody::Part &part : *parts) {
+            if (part.name == QLatin1String("file"))
+                writes.append({part.fileName, part.data});
+        }
+        if (writes.isEmpty())
+            return makeError(QStringLiteral("bad_request"), QStringLiteral("the multipart body has no 'file' part"));
+        // One part: `path` is the file (envd's write). Several: `path` is their directory.
+        if (writes.size() == 1 && !path.isEmpty()) {
+            writes.front().first = path;
+        } else {
+            for (auto &[target, data] : writes) {
+                if (target.isEmpty())
+                    return makeError(QStringLiteral("bad_request"),
+                                     QStringLiteral("every 'file' part needs a filename when several are sent"));
+                target = path.isEmpty() ? target : path + QLatin1Char('/') + target;
+            }
+        }
+        for (const auto &[target, data] : std::as_const(writes)) {
+            if (const Result<QString> resolved = files.resolve(target); !resolved)
+                return resolved.error();
+        }
+        QJsonArray written;
+        for (const auto &[target, data] : std::as_const(writes)) {
+            const Result<core::WorkspaceFiles::Written> result = files.write(target, data, true);
+            if (!result)
+                return result.error();
+            written.append(QJsonObject{{QStringLiteral("name"), result->entry.name},
+                                       {QStringLiteral("type"), QStringLiteral("file")},
+                                       {QStringLiteral("path"), files.root() + QLatin1Char('/') + result->entry.path}});
+        }
+        return FileReply{200, written};
+    }, [exchange](const Result<FileReply> &reply) {
+        if (!reply)
+            exchange->sendError(reply.error());
+        else
+            exchange->sendJson(reply->status, reply->body);
+    });
 }
 
 } // namespace replhost::http

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "filework.h"
+
 #include <replhost/sdk/result.h>
 
 #include <QString>
@@ -24,12 +26,17 @@ class StreamLimiter;
 //   GET    /contexts                 [{id, language, cwd}]
 //   POST   /contexts/{id}/restart    null
 //   DELETE /contexts/{id}            null
+//   GET    /files?path=              the file's bytes (envd's file read; a single Range too)
+//   POST   /files?path=              multipart "file" parts → [{name, type, path}] (envd's
+//                                    write: `path` names the file, or the directory of several)
 //
 // Contexts are those of the "default" workspace, so they are the same contexts the native API
 // and the workbench show. `language` picks that language's default context (created on first
 // use), neither field the Python one; `env_vars` form the execution env layer, so they hold for
 // that run only. E2B's status codes: 400 when both context_id and language are given, 404 for
 // an unknown context. Errors have replhost's body ({"code", "message"}) with E2B's wording.
+// The files are the "default" workspace's, through core::WorkspaceFiles like every file route:
+// confined to its directory (403), regular files only (400), on FileWork threads.
 //
 // Ownership: the engine and the limiter must outlive this object. Threading: the engine thread.
 class E2bApi {
@@ -60,12 +67,15 @@ private:
     void listContexts(const ExchangePtr &exchange);
     void restartContext(const ExchangePtr &exchange);
     void removeContext(const ExchangePtr &exchange);
+    void readFile(const ExchangePtr &exchange);
+    void writeFiles(const ExchangePtr &exchange);
 
     // Answers an engine error, in E2B's words for an unknown context.
     static void sendError(const ExchangePtr &exchange, const Error &error, const QString &contextId);
 
     core::Engine &m_engine;
     StreamLimiter &m_streams;
+    FileWork m_work;
 };
 
 } // namespace replhost::http

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "filedownload.h"
 
+#include "filework.h"
 #include "httpexchange.h"
 
-#include <QFile>
 #include <QRegularExpression>
 #include <QTcpSocket>
 
@@ -71,10 +71,11 @@ Result<std::optional<ByteRange>> parseRange(const QByteArray &header, qint64 siz
 
 } // namespace
 
-void FileDownload::answer(std::shared_ptr<HttpExchange> exchange, std::unique_ptr<QFile> file,
-                          const QByteArray &contentType, const QByteArray &rangeHeader)
+void FileDownload::answer(std::shared_ptr<HttpExchange> exchange, FileWork &work,
+                          core::WorkspaceFiles::OpenFile file, const QByteArray &contentType,
+                          const QByteArray &rangeHeader)
 {
-    const qint64 size = file->size();
+    const qint64 size = file.size;
     HeaderList headers{{"Content-Type", contentType}, {"Accept-Ranges", "bytes"}};
     const Result<std::optional<ByteRange>> range = parseRange(rangeHeader, size);
     if (!range) {
@@ -94,39 +95,35 @@ void FileDownload::answer(std::shared_ptr<HttpExchange> exchange, std::unique_pt
                                                      + QByteArray::number(size));
     }
     if (length <= kInlineBytes) {
-        file->seek(first);
-        const QByteArray body = file->read(length);
-        for (const auto &[name, value] : std::as_const(headers)) {
-            if (name != "Content-Type")
-                exchange->addHeader(name, value);
-        }
-        exchange->send(status, contentType, body);
+        work.run([file, first, length] { return file.read(first, length); },
+                 [exchange, status, contentType, headers, length](const Result<QByteArray> &body) {
+                     if (!body || body->size() != length) {
+                         // Shrunk or unreadable since it was opened: say so rather than lie.
+                         exchange->sendError(500, QStringLiteral("io"),
+                                             QStringLiteral("the file changed or could not be read "
+                                                            "while it was sent"));
+                         return;
+                     }
+                     for (const auto &[name, value] : std::as_const(headers)) {
+                         if (name != "Content-Type")
+                             exchange->addHeader(name, value);
+                     }
+                     exchange->send(status, contentType, *body);
+                 });
         return;
     }
-    start(std::move(exchange), std::move(file), first, length, status, headers);
-}
-
-void FileDownload::start(std::shared_ptr<HttpExchange> exchange, std::unique_ptr<QFile> file,
-                         qint64 offset, qint64 length, int status, const HeaderList &headers)
-{
-    if (!exchange->beginBody(status, headers, length) || length == 0
-        || exchange->request().method == "HEAD") {
+    if (!exchange->beginBody(status, headers, length) || exchange->request().method == "HEAD") {
         exchange->endStream();
         return;
     }
-    if (!file->seek(offset)) {
-        // The file shrank since its size was read: nothing honest can follow the headers.
-        exchange->endStream();
-        return;
-    }
-    auto *download = new FileDownload(std::move(exchange), std::move(file), length);
+    auto *download = new FileDownload(std::move(exchange), work, std::move(file), first, length);
     download->pump();
 }
 
-FileDownload::FileDownload(std::shared_ptr<HttpExchange> exchange, std::unique_ptr<QFile> file,
-                           qint64 remaining)
-    : m_exchange(std::move(exchange)), m_file(std::move(file)), m_socket(m_exchange->socket()),
-      m_remaining(remaining)
+FileDownload::FileDownload(std::shared_ptr<HttpExchange> exchange, FileWork &work,
+                           core::WorkspaceFiles::OpenFile file, qint64 offset, qint64 remaining)
+    : m_exchange(std::move(exchange)), m_work(work), m_file(std::move(file)),
+      m_socket(m_exchange->socket()), m_offset(offset), m_remaining(remaining)
 {
     if (m_socket) {
         connect(m_socket, &QIODevice::bytesWritten, this, &FileDownload::pump);
@@ -139,30 +136,47 @@ FileDownload::~FileDownload() = default;
 
 void FileDownload::pump()
 {
-    if (m_stopped)
+    if (m_stopped || m_reading)
         return;
     if (!m_socket || !m_exchange->isConnected()) {
         stop();
         return;
     }
-    while (m_remaining > 0 && m_socket->bytesToWrite() < kHighWaterBytes) {
-        const QByteArray block = m_file->read(std::min(kBlockBytes, m_remaining));
-        if (block.isEmpty()) {
-            // The file was truncated while being sent; the promised length cannot be kept.
-            m_socket->abort();
-            stop();
-            return;
-        }
-        m_remaining -= block.size();
-        if (!m_exchange->writeChunk(block)) {
-            stop();
-            return;
-        }
-    }
     if (m_remaining == 0) {
         m_exchange->endStream();
         stop();
+        return;
     }
+    if (m_socket->bytesToWrite() >= kHighWaterBytes)
+        return;  // bytesWritten() calls again when the client has taken some
+    m_reading = true;
+    const qint64 length = std::min(kBlockBytes, m_remaining);
+    m_work.run([file = m_file, offset = m_offset, length] { return file.read(offset, length); },
+               [self = QPointer<FileDownload>(this)](const Result<QByteArray> &block) {
+                   if (self)
+                       self->arrived(block);
+               });
+}
+
+void FileDownload::arrived(const Result<QByteArray> &block)
+{
+    m_reading = false;
+    if (m_stopped)
+        return;
+    if (!block || block->isEmpty()) {
+        // The file was truncated while being sent; the promised length cannot be kept.
+        if (m_socket)
+            m_socket->abort();
+        stop();
+        return;
+    }
+    m_offset += block->size();
+    m_remaining -= block->size();
+    if (!m_exchange->writeChunk(*block)) {
+        stop();
+        return;
+    }
+    pump();
 }
 
 void FileDownload::stop()

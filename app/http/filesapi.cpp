@@ -11,7 +11,6 @@
 #include "core/engine.h"
 #include "core/workspacefiles.h"
 
-#include <QFile>
 #include <QJsonArray>
 #include <QMimeDatabase>
 #include <QTcpSocket>
@@ -55,6 +54,19 @@ bool flagOf(const HttpExchange &exchange, const QString &name, bool fallback)
     return exchange.request().queryFlag(name);
 }
 
+// Answers what a route's file work returned, on the engine thread.
+auto answerWith(const std::shared_ptr<HttpExchange> &exchange)
+{
+    return [exchange](const Result<FileReply> &reply) {
+        if (!reply)
+            exchange->sendError(reply.error());
+        else if (reply->body.isNull())
+            exchange->sendEmpty(reply->status);
+        else
+            exchange->sendJson(reply->status, reply->body);
+    };
+}
+
 } // namespace
 
 FilesApi::FilesApi(core::Engine &engine) : m_engine(engine) {}
@@ -81,21 +93,19 @@ void FilesApi::list(const ExchangePtr &exchange)
     const std::optional<QString> path = files ? pathOf(*exchange, true) : std::nullopt;
     if (!path)
         return;
-    const Result<WorkspaceFiles::Entry> directory = files->stat(*path);
-    if (!directory) {
-        exchange->sendError(directory.error());
-        return;
-    }
-    const Result<QList<WorkspaceFiles::Entry>> entries = files->list(*path);
-    if (!entries) {
-        exchange->sendError(entries.error());
-        return;
-    }
-    QJsonArray list;
-    for (const WorkspaceFiles::Entry &entry : *entries)
-        list.append(entry.toJson());
-    exchange->sendJson(200, QJsonObject{{QStringLiteral("path"), directory->path},
-                                        {QStringLiteral("entries"), list}});
+    m_work.run([files = *files, path = *path]() -> Result<FileReply> {
+        const Result<WorkspaceFiles::Entry> directory = files.stat(path);
+        if (!directory)
+            return directory.error();
+        const Result<QList<WorkspaceFiles::Entry>> entries = files.list(path);
+        if (!entries)
+            return entries.error();
+        QJsonArray list;
+        for (const WorkspaceFiles::Entry &entry : *entries)
+            list.append(entry.toJson());
+        return FileReply{200, QJsonObject{{QStringLiteral("path"), directory->path},
+                                          {QStringLiteral("entries"), list}}};
+    }, answerWith(exchange));
 }
 
 void FilesApi::read(const ExchangePtr &exchange)
@@ -104,15 +114,18 @@ void FilesApi::read(const ExchangePtr &exchange)
     const std::optional<QString> path = files ? pathOf(*exchange) : std::nullopt;
     if (!path)
         return;
-    Result<std::unique_ptr<QFile>> file = files->open(*path);
-    if (!file) {
-        exchange->sendError(file.error());
-        return;
-    }
-    const QByteArray type = QMimeDatabase()
-                                    .mimeTypeForFile((*file)->fileName(), QMimeDatabase::MatchExtension)
-                                    .name().toLatin1();
-    FileDownload::answer(exchange, std::move(*file), type, exchange->request().header("range"));
+    m_work.run([files = *files, path = *path] { return files.open(path); },
+               [this, exchange](Result<WorkspaceFiles::OpenFile> file) {
+                   if (!file) {
+                       exchange->sendError(file.error());
+                       return;
+                   }
+                   const QByteArray type = QMimeDatabase()
+                                                   .mimeTypeForFile(file->path, QMimeDatabase::MatchExtension)
+                                                   .name().toLatin1();
+                   FileDownload::answer(exchange, m_work, std::move(*file), type,
+                                        exchange->request().header("range"));
+               });
 }
 
 void FilesApi::write(const ExchangePtr &exchange)
@@ -121,13 +134,14 @@ void FilesApi::write(const ExchangePtr &exchange)
     const std::optional<QString> path = files ? pathOf(*exchange) : std::nullopt;
     if (!path)
         return;
-    const Result<WorkspaceFiles::Written> written =
-            files->write(*path, exchange->request().body, flagOf(*exchange, QStringLiteral("parents"), true));
-    if (!written) {
-        exchange->sendError(written.error());
-        return;
-    }
-    exchange->sendJson(written->created ? 201 : 200, written->entry.toJson());
+    // The body is shared with the request, not copied: it is written from where it arrived.
+    m_work.run([files = *files, path = *path, body = exchange->request().body,
+                parents = flagOf(*exchange, QStringLiteral("parents"), true)]() -> Result<FileReply> {
+        const Result<WorkspaceFiles::Written> written = files.write(path, body, parents);
+        if (!written)
+            return written.error();
+        return FileReply{written->created ? 201 : 200, written->entry.toJson()};
+    }, answerWith(exchange));
 }
 
 void FilesApi::upload(const ExchangePtr &exchange)
@@ -136,41 +150,35 @@ void FilesApi::upload(const ExchangePtr &exchange)
     const std::optional<QString> directory = files ? pathOf(*exchange, true) : std::nullopt;
     if (!directory)
         return;
-    const Result<QList<MultipartBody::Part>> parts =
-            MultipartBody::parse(exchange->request().header("content-type"), exchange->request().body);
-    if (!parts) {
-        exchange->sendError(parts.error());
-        return;
-    }
-    // Every name is checked before anything is written, so a refused upload writes nothing.
-    QList<QPair<QString, QByteArray>> uploads;
-    for (const MultipartBody::Part &part : *parts) {
-        if (part.fileName.isEmpty())
-            continue;  // plain form fields carry no file
-        const QString target = directory->isEmpty() ? part.fileName
-                                                    : *directory + QLatin1Char('/') + part.fileName;
-        if (const Result<QString> resolved = files->resolve(target); !resolved) {
-            exchange->sendError(resolved.error());
-            return;
+    m_work.run([files = *files, directory = *directory, body = exchange->request().body,
+                contentType = exchange->request().header("content-type")]() -> Result<FileReply> {
+        const Result<QList<MultipartBody::Part>> parts = MultipartBody::parse(contentType, body);
+        if (!parts)
+            return parts.error();
+        // Every name is checked before anything is written, so a refused upload writes nothing.
+        QList<std::pair<QString, QByteArray>> uploads;
+        for (const MultipartBody::Part &part : *parts) {
+            if (part.fileName.isEmpty())
+                continue;  // plain form fields carry no file
+            const QString target = directory.isEmpty() ? part.fileName
+                                                       : directory + QLatin1Char('/') + part.fileName;
+            if (const Result<QString> resolved = files.resolve(target); !resolved)
+                return resolved.error();
+            uploads.append({target, part.data});
         }
-        uploads.append({target, part.data});
-    }
-    if (uploads.isEmpty()) {
-        exchange->sendError(400, QStringLiteral("bad_request"),
-                            QStringLiteral("the multipart body has no file part (a part with a "
-                                           "filename)"));
-        return;
-    }
-    QJsonArray written;
-    for (const auto &[target, data] : std::as_const(uploads)) {
-        const Result<WorkspaceFiles::Written> result = files->write(target, data, true);
-        if (!result) {
-            exchange->sendError(result.error());
-            return;
+        if (uploads.isEmpty())
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("the multipart body has no file part (a part with a "
+                                            "filename)"));
+        QJsonArray written;
+        for (const auto &[target, data] : std::as_const(uploads)) {
+            const Result<WorkspaceFiles::Written> result = files.write(target, data, true);
+            if (!result)
+                return result.error();
+            written.append(result->entry.toJson());
         }
-        written.append(result->entry.toJson());
-    }
-    exchange->sendJson(201, QJsonObject{{QStringLiteral("files"), written}});
+        return FileReply{201, QJsonObject{{QStringLiteral("files"), written}}};
+    }, answerWith(exchange));
 }
 
 void FilesApi::remove(const ExchangePtr &exchange)
@@ -179,12 +187,12 @@ void FilesApi::remove(const ExchangePtr &exchange)
     const std::optional<QString> path = files ? pathOf(*exchange) : std::nullopt;
     if (!path)
         return;
-    const Result<void> removed = files->remove(*path, flagOf(*exchange, QStringLiteral("recursive"), false));
-    if (!removed) {
-        exchange->sendError(removed.error());
-        return;
-    }
-    exchange->sendEmpty(204);
+    m_work.run([files = *files, path = *path,
+                recursive = flagOf(*exchange, QStringLiteral("recursive"), false)]() -> Result<FileReply> {
+        if (const Result<void> removed = files.remove(path, recursive); !removed)
+            return removed.error();
+        return FileReply{204, QJsonValue::Null};
+    }, answerWith(exchange));
 }
 
 void FilesApi::move(const ExchangePtr &exchange)
@@ -204,12 +212,12 @@ void FilesApi::move(const ExchangePtr &exchange)
         exchange->sendError(!from ? from.error() : !to ? to.error() : overwrite.error());
         return;
     }
-    const Result<WorkspaceFiles::Entry> moved = files->move(*from, *to, *overwrite);
-    if (!moved) {
-        exchange->sendError(moved.error());
-        return;
-    }
-    exchange->sendJson(200, moved->toJson());
+    m_work.run([files = *files, from = *from, to = *to, overwrite = *overwrite]() -> Result<FileReply> {
+        const Result<WorkspaceFiles::Entry> moved = files.move(from, to, overwrite);
+        if (!moved)
+            return moved.error();
+        return FileReply{200, moved->toJson()};
+    }, answerWith(exchange));
 }
 
 void FilesApi::makeDirectory(const ExchangePtr &exchange)
@@ -228,12 +236,12 @@ void FilesApi::makeDirectory(const ExchangePtr &exchange)
         exchange->sendError(!path ? path.error() : parents.error());
         return;
     }
-    const Result<WorkspaceFiles::Written> made = files->makeDirectory(*path, *parents);
-    if (!made) {
-        exchange->sendError(made.error());
-        return;
-    }
-    exchange->sendJson(made->created ? 201 : 200, made->entry.toJson());
+    m_work.run([files = *files, path = *path, parents = *parents]() -> Result<FileReply> {
+        const Result<WorkspaceFiles::Written> made = files.makeDirectory(path, parents);
+        if (!made)
+            return made.error();
+        return FileReply{made->created ? 201 : 200, made->entry.toJson()};
+    }, answerWith(exchange));
 }
 
 } // namespace replhost::http

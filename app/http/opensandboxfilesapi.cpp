@@ -2,6 +2,7 @@
 #include "opensandboxfilesapi.h"
 
 #include "filedownload.h"
+#include "filework.h"
 #include "httpexchange.h"
 #include "jsonbody.h"
 #include "multipartbody.h"
@@ -11,9 +12,8 @@
 
 #include "core/engine.h"
 
-#include <QTcpSocket>
 #include <QDateTime>
-#include <QFile>
+#include <QTcpSocket>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -21,7 +21,8 @@
 #include <QMimeDatabase>
 #include <QRegularExpression>
 
-#include <sys/stat.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 namespace replhost::http {
@@ -40,29 +41,43 @@ QString absolutePath(const WorkspaceFiles &files, const QString &relative)
     return relative.isEmpty() ? files.root() : files.root() + QLatin1Char('/') + relative;
 }
 
-QString isoTime(const QDateTime &time)
+QString isoTime(qint64 msecs)
 {
-    return time.toUTC().toString(Qt::ISODateWithMs);
+    return QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs);
 }
 
-// execd's FileInfo. Its mode is the octal permission digits read as a decimal number (755).
+QString userName(uid_t uid)
+{
+    passwd entry {};
+    passwd *found = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found)
+        return QString::fromLocal8Bit(found->pw_name);
+    return QString::number(uid);
+}
+
+QString groupName(gid_t gid)
+{
+    group entry {};
+    group *found = nullptr;
+    char buffer[4096];
+    if (::getgrgid_r(gid, &entry, buffer, sizeof buffer, &found) == 0 && found)
+        return QString::fromLocal8Bit(found->gr_name);
+    return QString::number(gid);
+}
+
+// execd's FileInfo, from what lstat saw through the workspace's descriptor. Its mode is the
+// octal permission digits read as a decimal number (755); created_at is the status change time
+// (Linux keeps no birth time that every file system reports).
 QJsonObject fileInfoJson(const WorkspaceFiles &files, const WorkspaceFiles::Entry &entry)
 {
-    const QString absolute = absolutePath(files, entry.path);
-    const QFileInfo info(absolute);
-    const QDateTime modified = QDateTime::fromMSecsSinceEpoch(entry.modifiedAt, Qt::UTC);
-    QDateTime created = info.birthTime();
-    if (!created.isValid())
-        created = info.metadataChangeTime();
-    if (!created.isValid())
-        created = modified;
-    return {{QStringLiteral("path"), absolute},
+    return {{QStringLiteral("path"), absolutePath(files, entry.path)},
             {QStringLiteral("type"), entry.type},
             {QStringLiteral("size"), entry.size},
-            {QStringLiteral("modified_at"), isoTime(modified)},
-            {QStringLiteral("created_at"), isoTime(created)},
-            {QStringLiteral("owner"), info.owner()},
-            {QStringLiteral("group"), info.group()},
+            {QStringLiteral("modified_at"), isoTime(entry.modifiedAt)},
+            {QStringLiteral("created_at"), isoTime(entry.changedAt)},
+            {QStringLiteral("owner"), userName(entry.owner)},
+            {QStringLiteral("group"), groupName(entry.group)},
             {QStringLiteral("mode"), QString::number(entry.mode, 8).toInt()}};
 }
 
@@ -78,9 +93,8 @@ Result<int> permissionMode(const QJsonValue &value, const QString &path)
                          QStringLiteral("the permissions of '%1' must be an object with 'mode', "
                                         "'owner' and 'group'").arg(path));
     const QJsonObject permission = value.toObject();
-    const QFileInfo self(QStringLiteral("/proc/self"));
-    for (const auto &[field, current] : {std::pair{QStringLiteral("owner"), self.owner()},
-                                          std::pair{QStringLiteral("group"), self.group()}}) {
+    for (const auto &[field, current] : {std::pair{QStringLiteral("owner"), userName(::geteuid())},
+                                          std::pair{QStringLiteral("group"), groupName(::getegid())}}) {
         const QString wanted = permission.value(field).toString();
         if (!wanted.isEmpty() && wanted != current)
             return makeError(QStringLiteral("unsupported"),
@@ -100,15 +114,7 @@ Result<int> permissionMode(const QJsonValue &value, const QString &path)
 
 Result<void> applyMode(const WorkspaceFiles &files, const QString &path, int mode)
 {
-    if (mode < 0)
-        return {};
-    const Result<QString> resolved = files.resolve(path);
-    if (!resolved)
-        return resolved.error();
-    if (::chmod(QFile::encodeName(*resolved).constData(), mode_t(mode)) != 0)
-        return makeError(QStringLiteral("io"), QStringLiteral("cannot change the mode of '%1': %2")
-                                                       .arg(path, QString::fromLocal8Bit(strerror(errno))));
-    return {};
+    return mode < 0 ? Result<void>() : files.setMode(path, mode);
 }
 
 // Every `path` query parameter; answers 400 MISSING_QUERY when there is none.
@@ -140,6 +146,20 @@ Result<void> walk(const WorkspaceFiles &files, const QString &directory, int dep
         }
     }
     return {};
+}
+
+// Answers what a route's file work returned, on the engine thread, in execd's words. Empty
+// successes are 200 with no body, as execd has them.
+auto answerWith(const std::shared_ptr<HttpExchange> &exchange)
+{
+    return [exchange](const Result<FileReply> &reply) {
+        if (!reply)
+            OpenSandboxError::send(*exchange, reply.error(), kFileNotFound);
+        else if (reply->body.isNull())
+            exchange->sendEmpty(reply->status);
+        else
+            exchange->sendJson(reply->status, reply->body);
+    };
 }
 
 } // namespace
@@ -181,16 +201,16 @@ void OpenSandboxFilesApi::info(const ExchangePtr &exchange)
     const std::optional<QStringList> paths = files ? queryPaths(*exchange) : std::nullopt;
     if (!paths)
         return;
-    QJsonObject reply;
-    for (const QString &path : *paths) {
-        const Result<WorkspaceFiles::Entry> entry = files->stat(path);
-        if (!entry) {
-            OpenSandboxError::send(*exchange, entry.error(), kFileNotFound);
-            return;
+    m_work.run([files = *files, paths = *paths]() -> Result<FileReply> {
+        QJsonObject reply;
+        for (const QString &path : paths) {
+            const Result<WorkspaceFiles::Entry> entry = files.stat(path);
+            if (!entry)
+                return entry.error();
+            reply.insert(path, fileInfoJson(files, *entry));
         }
-        reply.insert(path, fileInfoJson(*files, *entry));
-    }
-    exchange->sendJson(200, reply);
+        return FileReply{200, reply};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::removeFiles(const ExchangePtr &exchange)
@@ -199,13 +219,13 @@ void OpenSandboxFilesApi::removeFiles(const ExchangePtr &exchange)
     const std::optional<QStringList> paths = files ? queryPaths(*exchange) : std::nullopt;
     if (!paths)
         return;
-    for (const QString &path : *paths) {
-        if (const Result<void> removed = files->remove(path, false); !removed) {
-            OpenSandboxError::send(*exchange, removed.error(), kFileNotFound);
-            return;
+    m_work.run([files = *files, paths = *paths]() -> Result<FileReply> {
+        for (const QString &path : paths) {
+            if (const Result<void> removed = files.remove(path, false); !removed)
+                return removed.error();
         }
-    }
-    exchange->sendEmpty(200);
+        return FileReply{};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::setPermissions(const ExchangePtr &exchange)
@@ -216,7 +236,6 @@ void OpenSandboxFilesApi::setPermissions(const ExchangePtr &exchange)
     const std::optional<JsonBody> json = OpenSandboxError::jsonBodyOf(*exchange);
     if (!json)
         return;
-    // Everything is checked before anything changes.
     QList<QPair<QString, int>> changes;
     for (auto it = json->object().begin(); it != json->object().end(); ++it) {
         const Result<int> mode = permissionMode(it.value(), it.key());
@@ -224,19 +243,20 @@ void OpenSandboxFilesApi::setPermissions(const ExchangePtr &exchange)
             OpenSandboxError::send(*exchange, mode.error());
             return;
         }
-        if (const Result<WorkspaceFiles::Entry> entry = files->stat(it.key()); !entry) {
-            OpenSandboxError::send(*exchange, entry.error(), kFileNotFound);
-            return;
-        }
         changes.append({it.key(), *mode});
     }
-    for (const auto &[path, mode] : std::as_const(changes)) {
-        if (const Result<void> changed = applyMode(*files, path, mode); !changed) {
-            OpenSandboxError::send(*exchange, changed.error(), kFileNotFound);
-            return;
+    m_work.run([files = *files, changes]() -> Result<FileReply> {
+        // Everything is checked before anything changes.
+        for (const auto &[path, mode] : changes) {
+            if (const Result<WorkspaceFiles::Entry> entry = files.stat(path); !entry)
+                return entry.error();
         }
-    }
-    exchange->sendEmpty(200);
+        for (const auto &[path, mode] : changes) {
+            if (const Result<void> changed = applyMode(files, path, mode); !changed)
+                return changed.error();
+        }
+        return FileReply{};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::move(const ExchangePtr &exchange)
@@ -251,6 +271,7 @@ void OpenSandboxFilesApi::move(const ExchangePtr &exchange)
                             QStringLiteral("the body must be a JSON array of {\"src\", \"dest\"}"));
         return;
     }
+    QList<QPair<QString, QString>> moves;
     for (const QJsonValue &item : document.array()) {
         const QString src = item.toObject().value(QStringLiteral("src")).toString();
         const QString dest = item.toObject().value(QStringLiteral("dest")).toString();
@@ -259,12 +280,15 @@ void OpenSandboxFilesApi::move(const ExchangePtr &exchange)
                                 QStringLiteral("every move needs non-empty 'src' and 'dest' strings"));
             return;
         }
-        if (const Result<WorkspaceFiles::Entry> moved = files->move(src, dest, true); !moved) {
-            OpenSandboxError::send(*exchange, moved.error(), kFileNotFound);
-            return;
-        }
+        moves.append({src, dest});
     }
-    exchange->sendEmpty(200);
+    m_work.run([files = *files, moves]() -> Result<FileReply> {
+        for (const auto &[src, dest] : moves) {
+            if (const Result<WorkspaceFiles::Entry> moved = files.move(src, dest, true); !moved)
+                return moved.error();
+        }
+        return FileReply{};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::search(const ExchangePtr &exchange)
@@ -285,17 +309,17 @@ void OpenSandboxFilesApi::search(const ExchangePtr &exchange)
                             QStringLiteral("'%1' is not a glob pattern").arg(pattern));
         return;
     }
-    QJsonArray found;
-    const Result<void> walked = walk(*files, root, kMaxDepth, [&](const WorkspaceFiles::Entry &entry) {
-        if (entry.type != QLatin1String("directory") && glob.match(entry.name).hasMatch())
-            found.append(fileInfoJson(*files, entry));
-        return found.size() < kMaxEntries;
-    });
-    if (!walked) {
-        OpenSandboxError::send(*exchange, walked.error(), kFileNotFound);
-        return;
-    }
-    exchange->sendJson(200, found);
+    m_work.run([files = *files, root, glob]() -> Result<FileReply> {
+        QJsonArray found;
+        const Result<void> walked = walk(files, root, kMaxDepth, [&](const WorkspaceFiles::Entry &entry) {
+            if (entry.type != QLatin1String("directory") && glob.match(entry.name).hasMatch())
+                found.append(fileInfoJson(files, entry));
+            return found.size() < kMaxEntries;
+        });
+        if (!walked)
+            return walked.error();
+        return FileReply{200, found};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::replace(const ExchangePtr &exchange)
@@ -306,9 +330,12 @@ void OpenSandboxFilesApi::replace(const ExchangePtr &exchange)
     const std::optional<JsonBody> json = OpenSandboxError::jsonBodyOf(*exchange);
     if (!json)
         return;
-    // Read and replace everything first, so a refused entry writes nothing.
-    QList<QPair<QString, QByteArray>> writes;
-    QJsonObject counts;
+    struct Change {
+        QString path;
+        QByteArray from;
+        QByteArray to;
+    };
+    QList<Change> changes;
     for (auto it = json->object().begin(); it != json->object().end(); ++it) {
         const QJsonObject change = it.value().toObject();
         const QJsonValue oldText = change.value(QStringLiteral("old"));
@@ -319,28 +346,28 @@ void OpenSandboxFilesApi::replace(const ExchangePtr &exchange)
                                         .arg(it.key()));
             return;
         }
-        const Result<QByteArray> content = files->read(it.key());
-        if (!content) {
-            OpenSandboxError::send(*exchange, content.error(), kFileNotFound);
-            return;
-        }
-        QByteArray replaced = *content;
-        const QByteArray from = oldText.toString().toUtf8();
-        const qsizetype count = content->count(from);
-        replaced.replace(from, newText.toString().toUtf8());
-        writes.append({it.key(), replaced});
-        counts.insert(it.key(), QJsonObject{{QStringLiteral("replacedCount"), count}});
+        changes.append({it.key(), oldText.toString().toUtf8(), newText.toString().toUtf8()});
     }
-    for (const auto &[path, data] : std::as_const(writes)) {
-        if (const Result<WorkspaceFiles::Written> written = files->write(path, data, false); !written) {
-            OpenSandboxError::send(*exchange, written.error(), kFileNotFound);
-            return;
+    const bool verbose = exchange->request().queryFlag(QStringLiteral("verbose"));
+    m_work.run([files = *files, changes, verbose]() -> Result<FileReply> {
+        // Each file is streamed into its replacement, a block at a time; none is put in place
+        // before all are written, so a refused entry changes nothing.
+        std::vector<std::unique_ptr<WorkspaceFiles::PendingWrite>> pending;
+        QJsonObject counts;
+        for (const Change &change : changes) {
+            qint64 count = 0;
+            auto replaced = files.replaceText(change.path, change.from, change.to, &count);
+            if (!replaced)
+                return replaced.error();
+            pending.push_back(std::move(*replaced));
+            counts.insert(change.path, QJsonObject{{QStringLiteral("replacedCount"), count}});
         }
-    }
-    if (exchange->request().queryFlag(QStringLiteral("verbose")))
-        exchange->sendJson(200, counts);
-    else
-        exchange->sendEmpty(200);
+        for (const auto &write : pending) {
+            if (const Result<WorkspaceFiles::Written> written = write->commit(); !written)
+                return written.error();
+        }
+        return verbose ? FileReply{200, counts} : FileReply{};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::upload(const ExchangePtr &exchange)
@@ -359,8 +386,7 @@ void OpenSandboxFilesApi::upload(const ExchangePtr &exchange)
         int mode = -1;
         QByteArray data;
     };
-    // Each "file" part is described by the "metadata" part before it. Every upload is checked
-    // before anything is written, so a refused request writes nothing.
+    // Each "file" part is described by the "metadata" part before it.
     QList<Upload> uploads;
     std::optional<Upload> described;
     for (const MultipartBody::Part &part : *parts) {
@@ -368,14 +394,10 @@ void OpenSandboxFilesApi::upload(const ExchangePtr &exchange)
             const Result<JsonBody> metadata = JsonBody::parse(part.data);
             const Result<QString> path = metadata ? metadata->requiredString(QStringLiteral("path"))
                                                   : Result<QString>(metadata.error());
-            if (!path) {
-                OpenSandboxError::send(*exchange, path.error());
-                return;
-            }
-            const Result<int> mode = permissionMode(metadata->object(), *path);
-            const Result<QString> resolved = mode ? files->resolve(*path) : Result<QString>(mode.error());
-            if (!resolved) {
-                OpenSandboxError::send(*exchange, resolved.error(), kFileNotFound);
+            const Result<int> mode = path ? permissionMode(metadata->object(), *path)
+                                          : Result<int>(path.error());
+            if (!mode) {
+                OpenSandboxError::send(*exchange, mode.error());
                 return;
             }
             described = Upload{*path, *mode, {}};
@@ -396,16 +418,21 @@ void OpenSandboxFilesApi::upload(const ExchangePtr &exchange)
                             QStringLiteral("the multipart body has no 'metadata' and 'file' parts"));
         return;
     }
-    for (const Upload &upload : std::as_const(uploads)) {
-        const Result<WorkspaceFiles::Written> written = files->write(upload.path, upload.data, true);
-        const Result<void> moded = written ? applyMode(*files, upload.path, upload.mode)
-                                           : Result<void>(written.error());
-        if (!moded) {
-            OpenSandboxError::send(*exchange, moded.error(), kFileNotFound);
-            return;
+    m_work.run([files = *files, uploads]() -> Result<FileReply> {
+        // Every path is checked before anything is written, so a refused request writes nothing.
+        for (const Upload &upload : uploads) {
+            if (const Result<QString> resolved = files.resolve(upload.path); !resolved)
+                return resolved.error();
         }
-    }
-    exchange->sendEmpty(200);
+        for (const Upload &upload : uploads) {
+            const Result<WorkspaceFiles::Written> written = files.write(upload.path, upload.data, true);
+            if (!written)
+                return written.error();
+            if (const Result<void> moded = applyMode(files, upload.path, upload.mode); !moded)
+                return moded.error();
+        }
+        return FileReply{};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::download(const ExchangePtr &exchange)
@@ -425,15 +452,18 @@ void OpenSandboxFilesApi::download(const ExchangePtr &exchange)
         OpenSandboxError::missingQuery(*exchange, QStringLiteral("path"));
         return;
     }
-    Result<std::unique_ptr<QFile>> file = files->open(path);
-    if (!file) {
-        OpenSandboxError::send(*exchange, file.error(), kFileNotFound);
-        return;
-    }
-    const QByteArray fileName = QFileInfo(path).fileName().toUtf8();
-    exchange->addHeader("Content-Disposition",
-                        "attachment; filename*=UTF-8''" + QUrl::toPercentEncoding(QString::fromUtf8(fileName)));
-    FileDownload::answer(exchange, std::move(*file), "application/octet-stream", request.header("range"));
+    m_work.run([files = *files, path] { return files.open(path); },
+               [this, exchange, path](Result<WorkspaceFiles::OpenFile> file) {
+                   if (!file) {
+                       OpenSandboxError::send(*exchange, file.error(), kFileNotFound);
+                       return;
+                   }
+                   exchange->addHeader("Content-Disposition",
+                                       "attachment; filename*=UTF-8''"
+                                               + QUrl::toPercentEncoding(QFileInfo(path).fileName()));
+                   FileDownload::answer(exchange, m_work, std::move(*file), "application/octet-stream",
+                                        exchange->request().header("range"));
+               });
 }
 
 void OpenSandboxFilesApi::listDirectory(const ExchangePtr &exchange)
@@ -446,17 +476,17 @@ void OpenSandboxFilesApi::listDirectory(const ExchangePtr &exchange)
         OpenSandboxError::send(*exchange, depth.error());
         return;
     }
-    QJsonArray list;
-    const Result<void> walked = walk(*files, exchange->request().queryValue(QStringLiteral("path")),
-                                     int(*depth), [&](const WorkspaceFiles::Entry &entry) {
-                                         list.append(fileInfoJson(*files, entry));
-                                         return list.size() < kMaxEntries;
-                                     });
-    if (!walked) {
-        OpenSandboxError::send(*exchange, walked.error(), kFileNotFound);
-        return;
-    }
-    exchange->sendJson(200, list);
+    m_work.run([files = *files, path = exchange->request().queryValue(QStringLiteral("path")),
+                depth = int(*depth)]() -> Result<FileReply> {
+        QJsonArray list;
+        const Result<void> walked = walk(files, path, depth, [&](const WorkspaceFiles::Entry &entry) {
+            list.append(fileInfoJson(files, entry));
+            return list.size() < kMaxEntries;
+        });
+        if (!walked)
+            return walked.error();
+        return FileReply{200, list};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::makeDirectories(const ExchangePtr &exchange)
@@ -467,17 +497,25 @@ void OpenSandboxFilesApi::makeDirectories(const ExchangePtr &exchange)
     const std::optional<JsonBody> json = OpenSandboxError::jsonBodyOf(*exchange);
     if (!json)
         return;
+    QList<QPair<QString, int>> directories;
     for (auto it = json->object().begin(); it != json->object().end(); ++it) {
         const Result<int> mode = permissionMode(it.value(), it.key());
-        const Result<WorkspaceFiles::Written> made = mode ? files->makeDirectory(it.key(), true)
-                                                          : Result<WorkspaceFiles::Written>(mode.error());
-        const Result<void> moded = made ? applyMode(*files, it.key(), *mode) : Result<void>(made.error());
-        if (!moded) {
-            OpenSandboxError::send(*exchange, moded.error(), kFileNotFound);
+        if (!mode) {
+            OpenSandboxError::send(*exchange, mode.error());
             return;
         }
+        directories.append({it.key(), *mode});
     }
-    exchange->sendEmpty(200);
+    m_work.run([files = *files, directories]() -> Result<FileReply> {
+        for (const auto &[path, mode] : directories) {
+            const Result<WorkspaceFiles::Written> made = files.makeDirectory(path, true);
+            if (!made)
+                return made.error();
+            if (const Result<void> moded = applyMode(files, path, mode); !moded)
+                return moded.error();
+        }
+        return FileReply{};
+    }, answerWith(exchange));
 }
 
 void OpenSandboxFilesApi::removeDirectories(const ExchangePtr &exchange)
@@ -486,19 +524,19 @@ void OpenSandboxFilesApi::removeDirectories(const ExchangePtr &exchange)
     const std::optional<QStringList> paths = files ? queryPaths(*exchange) : std::nullopt;
     if (!paths)
         return;
-    for (const QString &path : *paths) {
-        const Result<WorkspaceFiles::Entry> entry = files->stat(path);
-        const Result<void> removed = !entry ? Result<void>(entry.error())
-                : entry->type != QLatin1String("directory")
-                ? Result<void>(makeError(QStringLiteral("bad_request"),
-                                         QStringLiteral("'%1' is not a directory").arg(path)))
-                : files->remove(path, true);
-        if (!removed) {
-            OpenSandboxError::send(*exchange, removed.error(), kFileNotFound);
-            return;
+    m_work.run([files = *files, paths = *paths]() -> Result<FileReply> {
+        for (const QString &path : paths) {
+            const Result<WorkspaceFiles::Entry> entry = files.stat(path);
+            if (!entry)
+                return entry.error();
+            if (entry->type != QLatin1String("directory"))
+                return makeError(QStringLiteral("bad_request"),
+                                 QStringLiteral("'%1' is not a directory").arg(path));
+            if (const Result<void> removed = files.remove(path, true); !removed)
+                return removed.error();
         }
-    }
-    exchange->sendEmpty(200);
+        return FileReply{};
+    }, answerWith(exchange));
 }
 
 } // namespace replhost::http

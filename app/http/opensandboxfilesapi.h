@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "filework.h"
+
 #include "core/workspacefiles.h"
 
 #include <QString>
@@ -36,7 +38,9 @@ class Router;
 // workspace directory or absolute inside it, and confined to it by core::WorkspaceFiles: a
 // replhost workspace is a directory, not a container with its own root, so "/tmp/x" is refused
 // (403) rather than written outside. Owners and groups other than the server's user cannot be
-// set (400 NOT_SUPPORTED). Empty successes are 200 with Content-Length: 0.
+// set (400 NOT_SUPPORTED). Empty successes are 200 with Content-Length: 0. Only regular files
+// are read or written: a FIFO, a socket or a device is 400 INVALID_REQUEST_BODY. The file
+// system is touched on FileWork threads only, and a replace streams each file.
 //
 // Ownership: the engine must outlive this object. Threading: the engine's thread.
 class OpenSandboxFilesApi {
@@ -64,6 +68,7 @@ private:
     std::optional<core::WorkspaceFiles> filesOf(HttpExchange &exchange) const;
 
     core::Engine &m_engine;
+    FileWork m_work;
 };
 
 } // namespace replhost::http

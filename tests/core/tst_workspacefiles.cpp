@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // WorkspaceFiles: every path resolved inside the workspace directory, everything that would leave
-// it refused, on a real directory tree with real symlinks.
+// it refused, on a real directory tree with real symlinks, FIFOs and sockets.
 
+#include "core/workspacedirectory.h"
 #include "core/workspacefiles.h"
 
 #include <QDir>
@@ -9,6 +10,15 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 using replhost::core::WorkspaceFiles;
 
@@ -41,6 +51,15 @@ private slots:
     void moveIntoItselfIsBadRequest();
     void moveOutsideIsForbidden();
     void makeDirectoryIsIdempotent();
+    void directoryIsTheCwdCheck();
+    void setModeChangesTheFileItself();
+    void markerIsNeitherListedNorReached();
+
+    void specialFilesAreRefusedWithoutOpeningThem_data();
+    void specialFilesAreRefusedWithoutOpeningThem();
+    void aSymlinkSwappedInDuringRequestsNeverLeadsOut();
+    void replaceTextStreamsAndCommitsOnlyWhenAsked();
+    void anUncommittedWriteLeavesNothing();
 
 private:
     QString inRoot(const QString &relative) const { return QDir(m_root).filePath(relative); }
@@ -80,13 +99,17 @@ void tst_WorkspaceFiles::init()
     writeFile(inRoot(QStringLiteral("a.txt")), "0123456789");
     writeFile(inRoot(QStringLiteral("dir/b.txt")), "b");
     QVERIFY(QDir().mkpath(inRoot(QStringLiteral("empty"))));
-    // Symlinks: inside → inside, inside → outside (directory and file), and dangling ones.
-    QVERIFY(QFile::link(inRoot(QStringLiteral("dir")), inRoot(QStringLiteral("link-in"))));
+    // Symlinks: inside → inside (relative: an absolute one is refused even when it names a place
+    // inside), inside → outside (directory and file), and dangling ones.
+    QVERIFY(QFile::link(QStringLiteral("dir"), inRoot(QStringLiteral("link-in"))));
     QVERIFY(QFile::link(m_outside, inRoot(QStringLiteral("link-out"))));
     QVERIFY(QFile::link(outside(QStringLiteral("secret.txt")), inRoot(QStringLiteral("secret-link"))));
     QVERIFY(QFile::link(QStringLiteral("/etc"), inRoot(QStringLiteral("etc"))));
     QVERIFY(QFile::link(outside(QStringLiteral("new.txt")), inRoot(QStringLiteral("dangling-out"))));
-    QVERIFY(QFile::link(inRoot(QStringLiteral("later.txt")), inRoot(QStringLiteral("dangling-in"))));
+    QVERIFY(QFile::link(QStringLiteral("later.txt"), inRoot(QStringLiteral("dangling-in"))));
+    QVERIFY(QFile::link(inRoot(QStringLiteral("dir")), inRoot(QStringLiteral("absolute-in"))));
+    QVERIFY(QFile::link(QStringLiteral("../outside"), inRoot(QStringLiteral("climbing-out"))));
+    QVERIFY(QFile::link(QStringLiteral("/proc/self/root"), inRoot(QStringLiteral("magic"))));
     // A dangling link whose target goes through a link that leaves.
     QVERIFY(QFile::link(inRoot(QStringLiteral("link-out/created.txt")), inRoot(QStringLiteral("chain-out"))));
 }
@@ -139,6 +162,10 @@ void tst_WorkspaceFiles::refusesPathsThatLeave_data()
     QTest::newRow("dangling symlink outside") << "dangling-out";
     QTest::newRow("dangling through a leaving link") << "chain-out";
     QTest::newRow("new file under a leaving link") << "link-out/new/file.txt";
+    QTest::newRow("absolute symlink naming a place inside") << "absolute-in/b.txt";
+    QTest::newRow("relative symlink climbing out") << "climbing-out/secret.txt";
+    QTest::newRow("proc magic link") << "magic/etc/passwd";
+    QTest::newRow("the workspace marker") << ".replhost-workspace";
 }
 
 void tst_WorkspaceFiles::refusesPathsThatLeave()
@@ -256,11 +283,20 @@ void tst_WorkspaceFiles::writeCreatesParentsAndReplaces()
     QVERIFY(!replaced->created);
     QCOMPARE(readFile(inRoot(QStringLiteral("new/deeper/file.txt"))), QByteArray("second!"));
 
-    // Through a symlink that stays inside, and into a dangling one that points inside.
+    // Through a symlink on the way that stays inside; but never through one at the end, not
+    // even a link that stays inside: only regular files are written.
     QVERIFY(files.write(QStringLiteral("link-in/c.txt"), "c").ok());
     QCOMPARE(readFile(inRoot(QStringLiteral("dir/c.txt"))), QByteArray("c"));
-    QVERIFY(files.write(QStringLiteral("dangling-in"), "later").ok());
-    QCOMPARE(readFile(inRoot(QStringLiteral("later.txt"))), QByteArray("later"));
+    QCOMPARE(files.write(QStringLiteral("dangling-in"), "later").error().code, QStringLiteral("conflict"));
+    QVERIFY(QFileInfo(inRoot(QStringLiteral("dangling-in"))).isSymLink());
+    QVERIFY(!QFileInfo::exists(inRoot(QStringLiteral("later.txt"))));
+    QVERIFY(files.write(QStringLiteral("later.txt"), "later").ok());
+    QCOMPARE(files.read(QStringLiteral("dangling-in")).error().code, QStringLiteral("bad_request"));
+
+    // A replaced file keeps its mode.
+    QVERIFY(QFile::setPermissions(inRoot(QStringLiteral("a.txt")), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    QVERIFY(files.write(QStringLiteral("a.txt"), "new").ok());
+    QCOMPARE(files.stat(QStringLiteral("a.txt"))->mode, 0700);
 
     // Empty files are files.
     QVERIFY(files.write(QStringLiteral("empty.txt"), QByteArray()).ok());
@@ -393,6 +429,171 @@ void tst_WorkspaceFiles::makeDirectoryIsIdempotent()
     QCOMPARE(files.makeDirectory(QStringLiteral("a.txt")).error().code, QStringLiteral("conflict"));
     QCOMPARE(files.makeDirectory(QStringLiteral("p/q"), false).error().code, QStringLiteral("not_found"));
     QVERIFY(files.makeDirectory(QStringLiteral("x/single"), false).ok());
+}
+
+void tst_WorkspaceFiles::directoryIsTheCwdCheck()
+{
+    const WorkspaceFiles files(m_root);
+    QCOMPARE(*files.directory(QString()), m_root);
+    QCOMPARE(*files.directory(QStringLiteral("dir")), inRoot(QStringLiteral("dir")));
+    QCOMPARE(*files.directory(QStringLiteral("link-in")), inRoot(QStringLiteral("link-in")));
+    QCOMPARE(*files.directory(inRoot(QStringLiteral("dir"))), inRoot(QStringLiteral("dir")));
+    QCOMPARE(files.directory(QStringLiteral("a.txt")).error().code, QStringLiteral("bad_request"));
+    QCOMPARE(files.directory(QStringLiteral("nope")).error().code, QStringLiteral("bad_request"));
+    for (const QString &leaving : {QStringLiteral("link-out"), QStringLiteral("climbing-out"),
+                                   QStringLiteral("absolute-in"), QStringLiteral(".."), QStringLiteral("/")})
+        QCOMPARE(files.directory(leaving).error().code, QStringLiteral("forbidden"));
+}
+
+void tst_WorkspaceFiles::setModeChangesTheFileItself()
+{
+    const WorkspaceFiles files(m_root);
+    QVERIFY(files.setMode(QStringLiteral("a.txt"), 0640).ok());
+    QCOMPARE(files.stat(QStringLiteral("a.txt"))->mode, 0640);
+    QVERIFY(files.setMode(QStringLiteral("dir"), 0750).ok());
+    QCOMPARE(files.stat(QStringLiteral("dir"))->mode, 0750);
+    // A link has no mode of its own, and the file outside keeps its own.
+    const QFile::Permissions before = QFile::permissions(outside(QStringLiteral("secret.txt")));
+    QCOMPARE(files.setMode(QStringLiteral("link-in"), 0777).error().code, QStringLiteral("bad_request"));
+    QCOMPARE(files.setMode(QStringLiteral("secret-link"), 0777).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(QFile::permissions(outside(QStringLiteral("secret.txt"))), before);
+    QCOMPARE(files.setMode(QStringLiteral("a.txt"), 010000).error().code, QStringLiteral("bad_request"));
+}
+
+void tst_WorkspaceFiles::markerIsNeitherListedNorReached()
+{
+    writeFile(inRoot(QLatin1String(replhost::core::WorkspaceDirectory::kMarkerName)), "id\n");
+    writeFile(inRoot(QStringLiteral("dir/.replhost-workspace")), "only the root's is replhost's");
+    const WorkspaceFiles files(m_root);
+    const auto entries = files.list(QString());
+    QVERIFY(entries.ok());
+    for (const WorkspaceFiles::Entry &entry : *entries)
+        QVERIFY(entry.name != QLatin1String(replhost::core::WorkspaceDirectory::kMarkerName));
+    QCOMPARE(files.read(QStringLiteral(".replhost-workspace")).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.remove(QStringLiteral("./.replhost-workspace")).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.move(QStringLiteral("a.txt"), inRoot(QStringLiteral(".replhost-workspace")), true).error().code,
+             QStringLiteral("forbidden"));
+    QCOMPARE(readFile(inRoot(QStringLiteral(".replhost-workspace"))), QByteArray("id\n"));
+    QCOMPARE(*files.read(QStringLiteral("dir/.replhost-workspace")), QByteArray("only the root's is replhost's"));
+}
+
+void tst_WorkspaceFiles::specialFilesAreRefusedWithoutOpeningThem_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("code");
+    QTest::newRow("FIFO") << "pipe.csv" << "bad_request";
+    QTest::newRow("socket") << "socket" << "bad_request";
+    QTest::newRow("symlink to /dev/zero") << "zero" << "forbidden";
+    QTest::newRow("FIFO through a link inside") << "pipe-link" << "bad_request";
+}
+
+void tst_WorkspaceFiles::specialFilesAreRefusedWithoutOpeningThem()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, code);
+    // A FIFO nobody writes to: opening it to read without O_NONBLOCK would wait forever.
+    QCOMPARE(::mkfifo(QFile::encodeName(inRoot(QStringLiteral("pipe.csv"))).constData(), 0600), 0);
+    QVERIFY(QFile::link(QStringLiteral("pipe.csv"), inRoot(QStringLiteral("pipe-link"))));
+    const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    QVERIFY(listener >= 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const QByteArray socketPath = QFile::encodeName(inRoot(QStringLiteral("socket")));
+    QVERIFY(size_t(socketPath.size()) < sizeof address.sun_path);
+    std::memcpy(address.sun_path, socketPath.constData(), size_t(socketPath.size()));
+    QCOMPARE(::bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
+    QVERIFY(QFile::link(QStringLiteral("/dev/zero"), inRoot(QStringLiteral("zero"))));
+
+    const WorkspaceFiles files(m_root);
+    const auto read = files.read(path);
+    QVERIFY(!read.ok());
+    QCOMPARE(read.error().code, code);
+    QVERIFY2(read.error().message.contains(path), qPrintable(read.error().message));
+    QCOMPARE(files.open(path).error().code, code);
+    qint64 count = 0;
+    QCOMPARE(files.replaceText(path, "a", "b", &count).error().code, code);
+    const auto written = files.write(path, "x");
+    QVERIFY(!written.ok());
+    QCOMPARE(written.error().code, code == QLatin1String("forbidden") ? code
+                                   : path == QLatin1String("pipe-link") ? QStringLiteral("conflict") : code);
+    // Still what it was: listed as such, never replaced.
+    QVERIFY(QFileInfo(inRoot(path)).isSymLink() || !QFileInfo(inRoot(path)).isFile());
+    ::close(listener);
+}
+
+void tst_WorkspaceFiles::aSymlinkSwappedInDuringRequestsNeverLeadsOut()
+{
+    // "d" is swapped between a directory inside and a symlink to the outside directory while the
+    // requests run; whatever each one finds, it never reads or writes outside.
+    writeFile(outside(QStringLiteral("x")), "outside");
+    const QByteArray d = QFile::encodeName(inRoot(QStringLiteral("d")));
+    const QByteArray parked = QFile::encodeName(inRoot(QStringLiteral("d-parked")));
+    const QByteArray link = QFile::encodeName(inRoot(QStringLiteral("d-link")));
+    QVERIFY(QDir().mkpath(inRoot(QStringLiteral("d"))));
+    writeFile(inRoot(QStringLiteral("d/x")), "inside");
+    QCOMPARE(::symlink(QFile::encodeName(m_outside).constData(), link.constData()), 0);
+    std::atomic<bool> stop{false};
+    std::thread swapper([&] {
+        while (!stop) {
+            // d: directory → symlink → directory, each by an atomic rename.
+            ::rename(d.constData(), parked.constData());
+            ::rename(link.constData(), d.constData());
+            ::rename(d.constData(), link.constData());
+            ::rename(parked.constData(), d.constData());
+        }
+    });
+    const WorkspaceFiles files(m_root);
+    int reads = 0;
+    int writes = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const auto read = files.read(QStringLiteral("d/x"));
+        if (read.ok()) {
+            ++reads;
+            QVERIFY2(*read != "outside", "a read crossed the symlink");
+        }
+        if (files.write(QStringLiteral("d/x"), "written from a request", false).ok())
+            ++writes;
+    }
+    stop = true;
+    swapper.join();
+    QCOMPARE(readFile(outside(QStringLiteral("x"))), QByteArray("outside"));
+    QCOMPARE(QDir(m_outside).entryList(QDir::Files | QDir::Hidden).size(), 2);  // x, secret.txt
+    // Both outcomes happened: the loop raced for real.
+    QVERIFY(reads > 0);
+    QVERIFY(writes > 0);
+}
+
+void tst_WorkspaceFiles::replaceTextStreamsAndCommitsOnlyWhenAsked()
+{
+    // Matches in the middle of blocks and one across the boundary of the first 256 KiB block.
+    QByteArray content(256 * 1024 - 2, 'a');
+    content += "NEEDLE";
+    content += QByteArray(300 * 1024, 'b') + "NEEDLE" + "tail";
+    writeFile(inRoot(QStringLiteral("big.txt")), content);
+    const WorkspaceFiles files(m_root);
+    qint64 count = 0;
+    auto pending = files.replaceText(QStringLiteral("big.txt"), "NEEDLE", "pin", &count);
+    QVERIFY(pending.ok());
+    QCOMPARE(count, 2);
+    QCOMPARE(readFile(inRoot(QStringLiteral("big.txt"))), content);
+    QVERIFY((*pending)->commit().ok());
+    QByteArray expected = content;
+    expected.replace("NEEDLE", "pin");
+    QCOMPARE(readFile(inRoot(QStringLiteral("big.txt"))), expected);
+    QCOMPARE(files.replaceText(QStringLiteral("missing"), "a", "b", &count).error().code, QStringLiteral("not_found"));
+}
+
+void tst_WorkspaceFiles::anUncommittedWriteLeavesNothing()
+{
+    const WorkspaceFiles files(m_root);
+    const QStringList before = QDir(m_root).entryList(QDir::AllEntries | QDir::Hidden | QDir::System);
+    {
+        auto pending = files.beginWrite(QStringLiteral("a.txt"));
+        QVERIFY(pending.ok());
+        QVERIFY((*pending)->append("half of it").ok());
+    }
+    QCOMPARE(QDir(m_root).entryList(QDir::AllEntries | QDir::Hidden | QDir::System), before);
+    QCOMPARE(readFile(inRoot(QStringLiteral("a.txt"))), QByteArray("0123456789"));
 }
 
 QTEST_GUILESS_MAIN(tst_WorkspaceFiles)
