@@ -5,9 +5,57 @@
 #include "storage/store.h"
 
 #include <QDir>
+#include <QFile>
 #include <QLockFile>
 
+#include <cerrno>
+#include <cstring>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace replhost::core {
+
+namespace {
+
+// The data directory holds every cell's code and output and env layers with credentials: 0700,
+// and the files directly in it (the database, its WAL and shared memory, the lock, the token)
+// 0600, whatever they were made with before. SQLite gives a new WAL and -shm the database
+// file's own mode, so they stay 0600 after this. Symlinks are not followed, and the workspaces'
+// directories below are left as they are (each one replhost creates is made 0700).
+Result<void> tightenDataDirectory(const QString &dataDir)
+{
+    const QByteArray path = QFile::encodeName(dataDir);
+    const int fd = ::open(path.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || ::fchmod(fd, 0700) != 0) {
+        const int error = errno;
+        if (fd >= 0)
+            ::close(fd);
+        return makeError(QStringLiteral("io"), QStringLiteral("cannot make the data directory %1 "
+                                                              "private (mode 0700): %2")
+                                                       .arg(dataDir, QString::fromLocal8Bit(strerror(error))));
+    }
+    DIR *dir = ::fdopendir(fd);
+    if (!dir) {
+        ::close(fd);
+        return {};
+    }
+    while (const dirent *entry = ::readdir(dir)) {
+        struct stat st {};
+        if (::fstatat(fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0)
+            ::fchmodat(fd, entry->d_name, st.st_mode & 0700, 0);
+        else if (S_ISDIR(st.st_mode) && entry->d_name[0] != '.' && (st.st_mode & 077) != 0)
+            ::fchmodat(fd, entry->d_name, st.st_mode & 0700, 0);
+    }
+    ::closedir(dir);
+    return {};
+}
+
+} // namespace
 
 Engine::~Engine()
 {
@@ -44,6 +92,8 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
     if (!QDir().mkpath(engine->m_dataDir))
         return makeError(QStringLiteral("io"),
                          QStringLiteral("cannot create the data directory %1").arg(engine->m_dataDir));
+    if (auto r = tightenDataDirectory(engine->m_dataDir); !r)
+        return r.error();
 
     // One engine per data directory: contexts, workers and history must have one owner.
     engine->m_lock = std::make_unique<QLockFile>(QDir(engine->m_dataDir).filePath(QStringLiteral("lock")));
@@ -74,6 +124,9 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
     if (!writer)
         return writer.error();
     engine->m_writer = std::move(*writer);
+    // Again, now that the database and its WAL exist.
+    if (auto r = tightenDataDirectory(engine->m_dataDir); !r)
+        return r.error();
 
     engine->m_plugins = new PluginRegistry(engine.get());
     engine->m_plugins->discover(PluginRegistry::standardSearchPaths(config.pluginPaths),

@@ -20,10 +20,15 @@
 
 #include <cstdio>
 
+#include <sys/stat.h>
+
 using namespace replhost;
 
 int main(int argc, char *argv[])
 {
+    // Before anything is written: the data directory, the database, its WAL, the token and every
+    // other file this process creates are its user's alone (0700 directories, 0600 files).
+    ::umask(077);
     // Parsed before QApplication exists, so --help and --version work without a display.
     QStringList arguments;
     for (int i = 0; i < argc; ++i)

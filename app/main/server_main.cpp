@@ -18,6 +18,8 @@
 
 #include <cstdio>
 
+#include <sys/stat.h>
+
 using namespace replhost;
 
 namespace {
@@ -38,6 +40,9 @@ void printBanner(QTextStream &out, const http::ApiServer &server, const http::To
 
 int main(int argc, char *argv[])
 {
+    // Before anything is written: the data directory, the database, its WAL, the token and every
+    // other file this process creates are its user's alone (0700 directories, 0600 files).
+    ::umask(077);
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("replhost-server"));
     QCoreApplication::setApplicationVersion(core::Engine::appVersion());
