@@ -42,12 +42,45 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace replhost::gui {
 
 using sdk::Event;
 
 namespace {
+
+// Files bigger than this are not loaded into the editor.
+constexpr qint64 kMaxEditorBytes = 16 * 1024 * 1024;
+
+// The text of a file the user opens (from Files or a dialog). Code in a context can put a FIFO,
+// a socket or a device where a file was, and this runs on the thread that also runs the engine:
+// the open never waits (O_NONBLOCK), and only a regular file of a sensible size is read.
+Result<QByteArray> readForEditor(const QString &path)
+{
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return makeError(QStringLiteral("io"), QString::fromLocal8Bit(strerror(errno)));
+    QFile file;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return makeError(QStringLiteral("bad_request"), QObject::tr("it is not a regular file"));
+    }
+    if (st.st_size > kMaxEditorBytes) {
+        ::close(fd);
+        return makeError(QStringLiteral("bad_request"),
+                         QObject::tr("it is larger than %1 MiB").arg(kMaxEditorBytes / (1024 * 1024)));
+    }
+    if (!file.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle))
+        return makeError(QStringLiteral("io"), file.errorString());
+    return file.readAll();
+}
 
 QString formatDuration(qint64 ms)
 {
@@ -288,12 +321,12 @@ void WorkbenchWindow::buildActions()
             statusBar()->showMessage(tr("Select a file in Files first."), 5000);
             return;
         }
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly)) {
-            statusBar()->showMessage(tr("Cannot read %1: %2").arg(path, file.errorString()), 8000);
+        const Result<QByteArray> text = readForEditor(path);
+        if (!text) {
+            statusBar()->showMessage(tr("Cannot read %1: %2").arg(path, text.error().message), 8000);
             return;
         }
-        runCode(QString::fromUtf8(file.readAll()));
+        runCode(QString::fromUtf8(*text));
     });
     QAction *preferences = addAction(QStringLiteral("actionPreferences"), tr("&Preferences…"),
                                      {QKeySequence(Qt::CTRL | Qt::Key_Comma)},
@@ -700,12 +733,12 @@ void WorkbenchWindow::requestCompletion()
 
 void WorkbenchWindow::openFile(const QString &path)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, file.errorString()), 8000);
+    const Result<QByteArray> text = readForEditor(path);
+    if (!text) {
+        statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, text.error().message), 8000);
         return;
     }
-    m_editor->setText(QString::fromUtf8(file.readAll()));
+    m_editor->setText(QString::fromUtf8(*text));
     const QString language = languageForFile(path);
     if (!language.isEmpty())
         m_editor->setLexerHint(lexerFor(language));
