@@ -496,10 +496,11 @@ void tst_E2bWire::wrongPathTokenIs401()
 
 void tst_E2bWire::rightPathTokenOnUnknownRouteIs404()
 {
-    const auto response = e2b("GET", prefix() + QStringLiteral("/files"));
+    // envd's filesystem RPC, which replhost does not serve.
+    const auto response = e2b("GET", prefix() + QStringLiteral("/filesystem.Filesystem/ListDir"));
     QCOMPARE(response.status, 404);
     QVERIFY(!response.body.contains(m_server.token()));
-    QVERIFY2(response.body.contains("/e2b/{token}/files"), response.body.constData());
+    QVERIFY2(response.body.contains("/e2b/{token}/filesystem.Filesystem/ListDir"), response.body.constData());
 }
 
 void tst_E2bWire::tokenNeverReachesLogsOrMetrics()
