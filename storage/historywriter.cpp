@@ -50,7 +50,11 @@ struct UpdateContextUsage {
     QString cwd;
     qint64 lastUsedAt;
 };
-using Write = std::variant<InsertExecution, AppendEvent, FinishExecution, UpdateContextUsage>;
+struct SaveSnapshot {
+    SnapshotRecord snapshot;
+};
+using Write = std::variant<InsertExecution, AppendEvent, FinishExecution, UpdateContextUsage,
+                           SaveSnapshot>;
 
 template <typename... Fs>
 struct Overloaded : Fs... {
@@ -171,6 +175,7 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
                 return store->updateContextUsage(w.contextId, w.executionCount, w.cwd,
                                                  w.lastUsedAt);
             },
+            [this](const SaveSnapshot &w) { return store->saveSnapshot(w.snapshot); },
         },
         write);
 }
@@ -321,6 +326,11 @@ void HistoryWriter::updateContextUsage(const QString &contextId, int executionCo
                                        const QString &cwd, qint64 lastUsedAt)
 {
     d->enqueue(UpdateContextUsage{contextId, executionCount, cwd, lastUsedAt});
+}
+
+void HistoryWriter::saveSnapshot(const SnapshotRecord &snapshot)
+{
+    d->enqueue(SaveSnapshot{snapshot}, snapshot.data.size());
 }
 
 void HistoryWriter::flush()

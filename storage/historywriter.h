@@ -46,6 +46,10 @@ public:
     void updateContextUsage(const QString &contextId, int executionCount, const QString &cwd,
                             qint64 lastUsedAt);
 
+    // Replaces the context's snapshot (Store::saveSnapshot). Queued in order with the rest: a
+    // snapshot queued before an execution's finish is committed no later than that finish.
+    void saveSnapshot(const SnapshotRecord &snapshot);
+
     // Blocks until everything queued before the call is committed.
     void flush();
 

@@ -108,6 +108,22 @@ UPDATE contexts SET replay_base_count = execution_count, replay_base_cwd = cwd;
 ALTER TABLE workspaces ADD COLUMN settings TEXT NOT NULL DEFAULT '{}'
     CHECK (json_valid(settings) AND json_type(settings) = 'object');
 )sql"},
+    // The latest state snapshot of a context (core::Context, "Snapshots" in docs/architecture.md):
+    // one row per context, replaced by each newer one. `data` is NULL when the interpreter could
+    // not take one (`error` says why): the context then falls back to replay. Compatible only
+    // with 4: a schema 3 replhost would run a context on without replacing its snapshot, which
+    // would then stand for runs it never saw.
+    {4, 4, R"sql(
+CREATE TABLE context_snapshots (
+    context_id      TEXT NOT NULL PRIMARY KEY REFERENCES contexts (id) ON DELETE CASCADE,
+    execution_count INTEGER NOT NULL,
+    format          TEXT NOT NULL,
+    data            BLOB,
+    error           TEXT NOT NULL DEFAULT '',
+    lost            TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(lost) AND json_type(lost) = 'array'),
+    created_at      INTEGER NOT NULL
+);
+)sql"},
 };
 
 constexpr bool numberedFromOneWithoutGaps()

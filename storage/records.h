@@ -50,6 +50,21 @@ struct ContextRecord {
     QString replayBaseCwd;  // absolute; empty: start in cwd
 };
 
+// The latest state snapshot of a context, taken by its interpreter (worker protocol, "Snapshots").
+// It stands for the context's state after the execution numbered executionCount; whether later
+// executions are replayed on top of it is the engine's decision (core::Context).
+struct SnapshotRecord {
+    QString contextId;
+    int executionCount = 0;
+    QString format;       // the driver's name for the encoding ("bash-source", "python-pickle")
+    QByteArray data;      // empty with a non-empty error: no snapshot could be taken
+    QString error;        // why there is no data, for people ("x: cannot pickle 'socket'")
+    QString lost = QStringLiteral("[]");  // JSON array of what the snapshot does not keep
+    qint64 createdAt = 0;
+
+    bool isUsable() const { return error.isEmpty() && !format.isEmpty(); }
+};
+
 struct ExecutionRecord {
     QString id;
     QString contextId;

@@ -415,6 +415,60 @@ Result<void> Store::deleteContext(const QString &id)
     return {};
 }
 
+// Snapshots
+
+Result<void> Store::saveSnapshot(const SnapshotRecord &snapshot)
+{
+    if (auto r = m_db->checkEnclosingTransaction(); !r)
+        return failed(QStringLiteral("save the snapshot of context %1").arg(snapshot.contextId),
+                      r.error());
+    Statement s(*m_db, "INSERT OR REPLACE INTO context_snapshots "
+                       "(context_id, execution_count, format, data, error, lost, created_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    s.bind(1, snapshot.contextId);
+    s.bind(2, snapshot.executionCount);
+    s.bind(3, snapshot.format);
+    if (snapshot.error.isEmpty())
+        s.bind(4, snapshot.data);
+    else
+        s.bindNull(4);
+    s.bind(5, snapshot.error);
+    s.bind(6, snapshot.lost.isEmpty() ? QStringLiteral("[]") : snapshot.lost);
+    s.bind(7, snapshot.createdAt);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("save the snapshot of context %1").arg(snapshot.contextId),
+                      r.error());
+    return {};
+}
+
+Result<std::optional<SnapshotRecord>> Store::snapshot(const QString &contextId)
+{
+    Statement s(*m_db, "SELECT context_id, execution_count, format, data, error, lost, created_at "
+                       "FROM context_snapshots WHERE context_id = ?1");
+    s.bind(1, contextId);
+    return first<SnapshotRecord>(s, [](const Statement &row) {
+        SnapshotRecord snapshot;
+        snapshot.contextId = row.columnString(0);
+        snapshot.executionCount = row.columnInt(1);
+        snapshot.format = row.columnString(2);
+        snapshot.data = row.columnBlob(3);
+        snapshot.error = row.columnString(4);
+        snapshot.lost = row.columnString(5);
+        snapshot.createdAt = row.columnInt64(6);
+        return snapshot;
+    });
+}
+
+Result<void> Store::deleteSnapshot(const QString &contextId)
+{
+    Statement s(*m_db, "DELETE FROM context_snapshots WHERE context_id = ?1");
+    s.bind(1, contextId);
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("delete the snapshot of context %1").arg(contextId),
+                      r.error());
+    return {};
+}
+
 // Executions
 
 void Store::forgetExecutionSeqs()

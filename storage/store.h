@@ -72,6 +72,13 @@ public:
     Result<QList<ContextRecord>> contexts(const QString &workspaceId);  // oldest first
     Result<void> deleteContext(const QString &id);  // its env and history too
 
+    // Snapshots: the latest one per context, replaced by each newer one (deleted with the
+    // context). A failed snapshot (empty data, an error) is stored too, so that an older one
+    // cannot stand for a state it does not describe.
+    Result<void> saveSnapshot(const SnapshotRecord &snapshot);
+    Result<std::optional<SnapshotRecord>> snapshot(const QString &contextId);
+    Result<void> deleteSnapshot(const QString &contextId);
+
     // Executions
     //
     // insertExecution assigns seq: one more than the context's highest, unique per context even

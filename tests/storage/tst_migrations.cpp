@@ -53,6 +53,13 @@ INSERT INTO workspaces (id, name, directory, created_at, settings)
 )sql");
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
+    if (version >= 4) {
+        const QString error = raw.exec(R"sql(
+INSERT INTO context_snapshots (context_id, execution_count, format, data, error, lost, created_at)
+    VALUES ('c2', 3, 'bash-source', X'783D31', '', '["background jobs"]', 8);
+)sql");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
 }
 
 // What seedAtVersion(version) wrote, read back through the current API.
@@ -100,6 +107,20 @@ void verifySeed(Store &store, int version)
     QVERIFY_OK(limited);
     QVERIFY(limited->has_value());
     QCOMPARE((*limited)->settings, QStringLiteral(R"({"limits":{"max_contexts":2}})"));
+    // Contexts from before schema 4 have no snapshot: they restore by replay.
+    auto none = store.snapshot(QStringLiteral("c1"));
+    QVERIFY_OK(none);
+    QVERIFY(!none->has_value());
+    if (version < 4)
+        return;
+    auto snapshot = store.snapshot(QStringLiteral("c2"));
+    QVERIFY_OK(snapshot);
+    QVERIFY(snapshot->has_value());
+    QCOMPARE((*snapshot)->executionCount, 3);
+    QCOMPARE((*snapshot)->format, QStringLiteral("bash-source"));
+    QCOMPARE((*snapshot)->data, QByteArray("x=1"));
+    QCOMPARE((*snapshot)->lost, QStringLiteral(R"(["background jobs"])"));
+    QVERIFY((*snapshot)->isUsable());
 }
 
 // The schema as SQLite records it, to compare an upgraded file with a fresh one.

@@ -60,6 +60,7 @@ private slots:
     void contextsAreListedOldestFirst();
     void restorePolicyAndReplayBaseRoundTrip();
     void setReplayBaseChangesOnlyTheBase();
+    void snapshotIsReplacedByTheNewerOne();
     void replayableExecutionsAreTheSuccessfulOnesAfterTheBase();
     void contextDeleteCascadesToHistoryAndEnv();
 
@@ -651,6 +652,43 @@ void TstStore::setReplayBaseChangesOnlyTheBase()
     QCOMPARE((*read)->restorePolicy, RestorePolicy::Replay);
     QVERIFY_ERROR(m_store->setReplayBase(QStringLiteral("nope"), 1, QStringLiteral("/w")),
                   "not_found");
+}
+
+void TstStore::snapshotIsReplacedByTheNewerOne()
+{
+    QVERIFY_OK(m_store->insertContext(makeContext(QStringLiteral("c1"), m_workspace.id)));
+    auto none = m_store->snapshot(QStringLiteral("c1"));
+    QVERIFY_OK(none);
+    QVERIFY(!none->has_value());
+
+    SnapshotRecord first{QStringLiteral("c1"), 2, QStringLiteral("bash-source"),
+                         QByteArray("x=1\0binary\xff", 11), {}, QStringLiteral("[]"), 10};
+    QVERIFY_OK(m_store->saveSnapshot(first));
+    auto read = m_store->snapshot(QStringLiteral("c1"));
+    QVERIFY_OK(read);
+    QVERIFY(read->has_value());
+    QCOMPARE((*read)->executionCount, 2);
+    QCOMPARE((*read)->data, first.data);
+    QVERIFY((*read)->isUsable());
+
+    // A snapshot that could not be taken replaces the older one: the older one is not the state.
+    SnapshotRecord failed{QStringLiteral("c1"), 5, QStringLiteral("python-pickle"), {},
+                          QStringLiteral("s: cannot pickle 'socket' object"),
+                          QStringLiteral(R"(["s"])"), 11};
+    QVERIFY_OK(m_store->saveSnapshot(failed));
+    read = m_store->snapshot(QStringLiteral("c1"));
+    QVERIFY_OK(read);
+    QCOMPARE((*read)->executionCount, 5);
+    QVERIFY((*read)->data.isEmpty());
+    QCOMPARE((*read)->error, failed.error);
+    QCOMPARE((*read)->lost, failed.lost);
+    QVERIFY(!(*read)->isUsable());
+
+    // It goes with its context.
+    QVERIFY_OK(m_store->deleteContext(QStringLiteral("c1")));
+    read = m_store->snapshot(QStringLiteral("c1"));
+    QVERIFY_OK(read);
+    QVERIFY(!read->has_value());
 }
 
 void TstStore::replayableExecutionsAreTheSuccessfulOnesAfterTheBase()
