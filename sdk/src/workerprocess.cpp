@@ -224,6 +224,14 @@ void replyLater(Session::ReplyCallback reply, Error error)
     QTimer::singleShot(0, [reply = std::move(reply), error = std::move(error)] { reply(error); });
 }
 
+// The answer to a request that needs an idle interpreter, asked while there is none.
+Error notIdle(Session::State state, const QString &need)
+{
+    return state == Session::State::Dead
+               ? makeError(QStringLiteral("worker_died"), QStringLiteral("the interpreter has ended"))
+               : makeError(QStringLiteral("busy"), need);
+}
+
 const QString kType = QStringLiteral("type");
 const QString kId = QStringLiteral("id");
 const QString kMark = QStringLiteral("mark");
@@ -1253,6 +1261,12 @@ bool WorkerProcess::Private::handleMessage(QJsonObject &message)
     if (type == QLatin1String("complete_reply") || type == QLatin1String("variables_reply")
         || type == QLatin1String("error_reply"))
         return handleReply(type, id, message);
+    // Snapshots (protocol §9): a "snapshot" event belongs to the running execution; the replies
+    // answer snapshot and restore requests.
+    if (type == QLatin1String("snapshot"))
+        return handleExecutionEvent(type, id, std::move(message));
+    if (type == QLatin1String("snapshot_reply") || type == QLatin1String("restore_reply"))
+        return handleReply(type, id, message);
     if (type == QLatin1String("hello"))
         return handleHello(message);
     if (type == QLatin1String("log")) {
@@ -1729,12 +1743,8 @@ void WorkerProcess::complete(const QString &code, int cursor, ReplyCallback repl
 {
     if (d->state != State::Idle || d->ended) {
         replyLater(std::move(reply),
-                   d->state == State::Dead
-                       ? makeError(QStringLiteral("worker_died"),
-                                   QStringLiteral("the interpreter has ended"))
-                       : makeError(QStringLiteral("busy"),
-                                   QStringLiteral("completion is only available while the "
-                                                  "interpreter is idle")));
+                   notIdle(d->state, QStringLiteral("completion is only available while the "
+                                                    "interpreter is idle")));
         return;
     }
     const QJsonValue capability = d->info.capabilities.value(QStringLiteral("complete"));
@@ -1754,12 +1764,8 @@ void WorkerProcess::variables(ReplyCallback reply)
 {
     if (d->state != State::Idle || d->ended) {
         replyLater(std::move(reply),
-                   d->state == State::Dead
-                       ? makeError(QStringLiteral("worker_died"),
-                                   QStringLiteral("the interpreter has ended"))
-                       : makeError(QStringLiteral("busy"),
-                                   QStringLiteral("variables are only available while the "
-                                                  "interpreter is idle")));
+                   notIdle(d->state, QStringLiteral("variables are only available while the "
+                                                    "interpreter is idle")));
         return;
     }
     const QJsonValue capability = d->info.capabilities.value(QStringLiteral("variables"));
@@ -1770,6 +1776,39 @@ void WorkerProcess::variables(ReplyCallback reply)
     const QString id = d->nextId("variables");
     d->replies.insert(id, std::move(reply));
     d->sendFrame({{kType, QStringLiteral("variables")}, {kId, id}});
+}
+
+void WorkerProcess::requestSnapshot(ReplyCallback reply)
+{
+    sendWhenIdle(QStringLiteral("snapshot"), {}, std::move(reply));
+}
+
+void WorkerProcess::restoreSnapshot(const QJsonObject &snapshot, ReplyCallback reply)
+{
+    sendWhenIdle(QStringLiteral("restore"), snapshot, std::move(reply));
+}
+
+void WorkerProcess::sendWhenIdle(const QString &type, QJsonObject fields, ReplyCallback reply)
+{
+    if (d->state != State::Idle || d->ended) {
+        replyLater(std::move(reply),
+                   notIdle(d->state, QStringLiteral("a %1 request needs an idle interpreter")
+                                         .arg(type)));
+        return;
+    }
+    if (d->info.capabilities.value(QStringLiteral("snapshot")).toString()
+        != QLatin1String("on_request")) {
+        replyLater(std::move(reply),
+                   makeError(QStringLiteral("unsupported"),
+                             QStringLiteral("the %1 driver takes no snapshots on request")
+                                 .arg(d->info.language)));
+        return;
+    }
+    const QString id = d->nextId(type.toLatin1().constData());
+    d->replies.insert(id, std::move(reply));
+    fields.insert(kType, type);
+    fields.insert(kId, id);
+    d->sendFrame(fields);
 }
 
 void WorkerProcess::shutdown()

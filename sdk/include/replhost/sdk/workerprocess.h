@@ -98,7 +98,18 @@ public:
     // (QMetaObject::invokeMethod returns false for sessions that lack it).
     Q_INVOKABLE void takeInWrittenOutput();
 
+    // Snapshots (docs/worker-protocol.md §9), for drivers whose hello declares
+    // "snapshot": "on_request"; otherwise the reply is Error "unsupported". Only while idle, with
+    // the reply rules of complete().
+    // requestSnapshot replies with the driver's snapshot_reply fields: {format, data, lost} or
+    // {error, unserialisable}. restoreSnapshot sends {format, data} (what a snapshot_reply gave)
+    // and replies with the restore_reply fields: {lost} or {error}.
+    void requestSnapshot(ReplyCallback reply);
+    void restoreSnapshot(const QJsonObject &snapshot, ReplyCallback reply);
+
 private:
+    void sendWhenIdle(const QString &type, QJsonObject fields, ReplyCallback reply);
+
     class Private;
     std::unique_ptr<Private> d;
 };
