@@ -12,9 +12,12 @@
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QPointer>
+
+#include <replhost/sdk/workerprocess.h>
 
 namespace replhost::core {
 
@@ -26,6 +29,9 @@ namespace {
 Q_LOGGING_CATEGORY(lcContext, "replhost.context")
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+
+// How long an evicted interpreter may take to answer a snapshot request.
+constexpr int kSnapshotTimeoutMs = 10000;
 
 // Bytes an event adds to an execution's output, for the output cap.
 qint64 outputSize(const Event &event)
@@ -40,6 +46,25 @@ qint64 outputSize(const Event &event)
     default:
         return 0;
     }
+}
+
+// The stored form of what a driver sent in a "snapshot" event or a snapshot_reply.
+storage::SnapshotRecord snapshotRecord(const QString &contextId, int executionCount,
+                                       const QJsonObject &fields)
+{
+    storage::SnapshotRecord record;
+    record.contextId = contextId;
+    record.executionCount = executionCount;
+    record.format = fields.value(QLatin1String("format")).toString();
+    record.error = fields.value(QLatin1String("error")).toString();
+    if (record.error.isEmpty() && record.format.isEmpty())
+        record.error = QStringLiteral("the interpreter's snapshot names no format");
+    if (record.error.isEmpty())
+        record.data = fields.value(QLatin1String("data")).toString().toUtf8();
+    record.lost = QString::fromUtf8(
+        QJsonDocument(fields.value(QLatin1String("lost")).toArray()).toJson(QJsonDocument::Compact));
+    record.createdAt = nowMs();
+    return record;
 }
 
 } // namespace
@@ -90,6 +115,7 @@ ContextInfo Context::info() const
                        ? QStringLiteral("fresh")
                        : QStringLiteral("replay");
     info.resident = bool(m_session);
+    info.lastRestore = m_lastRestore;
     return info;
 }
 
@@ -214,7 +240,7 @@ void Context::touch()
 
 bool Context::isEvictable() const
 {
-    return m_session && m_sessionReady && !m_replay && !m_running.execution && m_queue.isEmpty()
+    return m_session && m_sessionReady && !isRestoring() && !m_running.execution && m_queue.isEmpty()
            && m_whenReady.isEmpty();
 }
 
@@ -231,11 +257,45 @@ void Context::evict()
     // A clean exit (the shutdown request, then signals) lets the interpreter flush what user code
     // left buffered. The session is no longer this context's: it deletes itself once gone, or
     // with the manager.
+    // A driver that takes snapshots on request is asked for one first; the interpreter is shut
+    // down once it has answered. A restore that comes before the answer uses what is stored.
+    auto *worker = qobject_cast<sdk::WorkerProcess *>(m_session.get());
+    const bool snapshot = worker && hasStateSinceBase()
+                          && snapshotCapability() == QLatin1String("on_request");
     Session *session = m_session.release();
     session->disconnect(this);
     session->setParent(m_manager);
     connect(session, &Session::terminated, session, &QObject::deleteLater);
-    session->shutdown();
+    if (snapshot) {
+        m_snapshotting = session;
+        worker->requestSnapshot([this, writer = m_manager->m_writer, id = m_record.id,
+                                 count = m_record.executionCount,
+                                 context = QPointer<Context>(this),
+                                 guard = QPointer<Session>(session)](Result<QJsonObject> reply) {
+            if (reply)
+                writer->saveSnapshot(snapshotRecord(id, count, *reply));
+            if (guard)
+                guard->shutdown();
+            if (!context || m_snapshotting != guard)
+                return;
+            m_snapshotting.clear();
+            if (std::exchange(m_restoreWaitsForSnapshot, false) && m_session && m_sessionReady)
+                beginRestore();
+        });
+        // Pickling runs user code (__reduce__): one that never returns costs the snapshot, not
+        // the context. The restore then goes on from what is stored.
+        QTimer::singleShot(kSnapshotTimeoutMs, session, [this, context = QPointer<Context>(this),
+                                                         guard = QPointer<Session>(session)] {
+            if (!context || !guard || m_snapshotting != guard)
+                return;
+            m_snapshotting.clear();
+            guard->shutdown();
+            if (std::exchange(m_restoreWaitsForSnapshot, false) && m_session && m_sessionReady)
+                beginRestore();
+        });
+    } else {
+        session->shutdown();
+    }
     m_sessionReady = false;
     expectRestore();
     setState(QStringLiteral("dormant"));
@@ -279,16 +339,110 @@ void Context::moveReplayBase()
 void Context::beginRestore()
 {
     setState(QStringLiteral("restoring"));
-    // The newest runs may still wait in the writer's queue.
+    if (m_snapshotting) {
+        m_restoreWaitsForSnapshot = true;  // the snapshot the evicted interpreter is taking
+        return;
+    }
+    m_restorePart = RestoreReport{};
+    // The newest runs, and the snapshots taken with them, may still wait in the writer's queue.
     m_manager->m_writer->flush();
-    auto rows = m_manager->m_store->replayableExecutions(m_record.id, m_record.replayBaseCount);
+    const QString capability = snapshotCapability();
+    if (capability.isEmpty()) {
+        beginReplay(m_record.replayBaseCount, m_restorePart);
+        return;
+    }
+    std::optional<storage::SnapshotRecord> snapshot;
+    QString why;  // the snapshot there is cannot be used
+    if (auto read = m_manager->m_store->snapshot(m_record.id); !read) {
+        why = read.error().message;
+    } else if (read->has_value() && (*read)->executionCount > m_record.replayBaseCount
+               && (*read)->executionCount <= m_record.executionCount) {
+        // A snapshot at or before the base is from before a restart or a lost state.
+        if ((*read)->isUsable())
+            snapshot = **read;
+        else
+            why = (*read)->error;
+    }
+    if (!snapshot) {
+        restoreWithoutSnapshot(why);
+        return;
+    }
+
+    m_restorePart.fromSnapshot = true;
+    m_restorePart.snapshotExecutionCount = snapshot->executionCount;
+    for (const QJsonValue &lost : QJsonDocument::fromJson(snapshot->lost.toUtf8()).array())
+        m_restorePart.lost.append(lost.toString());
+    m_snapshotRestore = SnapshotRestore{{}, *snapshot, {}, {}};
+    if (capability == QLatin1String("after_run")) {
+        // The snapshot is code in the context's language: it runs like a replayed execution,
+        // output dropped, with the count of the execution it stands for.
+        sdk::ExecuteRequest request;
+        request.id = QStringLiteral("restore-") + m_record.id;
+        request.code = QString::fromUtf8(snapshot->data);
+        request.executionCount = snapshot->executionCount;
+        prepareRequest(request);
+        m_snapshotRestore->requestId = request.id;
+        m_session->execute(request);
+        return;
+    }
+    auto *worker = qobject_cast<sdk::WorkerProcess *>(m_session.get());
+    if (!worker) {
+        m_snapshotRestore.reset();
+        beginReplay(m_record.replayBaseCount, RestoreReport{});
+        return;
+    }
+    worker->restoreSnapshot(
+        {{QStringLiteral("format"), snapshot->format},
+         {QStringLiteral("data"), QString::fromLatin1(snapshot->data)}},
+        [this, guard = QPointer<Context>(this), session = QPointer<Session>(worker)](
+            Result<QJsonObject> reply) {
+            if (!guard || !m_snapshotRestore || !session || m_session.get() != session)
+                return;  // the restore was stopped, or its interpreter is gone (handled there)
+            if (!reply)
+                snapshotRestoreFailed(reply.error().message);
+            else if (const QString error = reply->value(QLatin1String("error")).toString();
+                     !error.isEmpty())
+                snapshotRestoreFailed(error);
+            else
+                snapshotRestored(*reply);
+        });
+}
+
+void Context::restoreWithoutSnapshot(const QString &why)
+{
+    RestoreReport part;
+    part.snapshotError = why;
+    if (snapshotCapability() != QLatin1String("after_run") || !m_manager->isDefaultContext(this)) {
+        beginReplay(m_record.replayBaseCount, part);
+        return;
+    }
+    // A shell's default context is where an agent runs commands with side effects: repeating
+    // them is worse than starting afresh and saying so.
+    m_restorePending = false;
+    m_stateResetReason =
+        QStringLiteral("this context's shell was started afresh: it had no snapshot to restore "
+                       "from (%1), and the default context of %2 is never restored by re-running "
+                       "its history")
+            .arg(why.isEmpty() ? QStringLiteral("none was taken") : why, m_record.language);
+    startAfresh();
+    setState(QStringLiteral("idle"));
+    answerWhenReady();
+    pump();
+    m_manager->m_residency->settle();
+}
+
+void Context::beginReplay(int afterCount, const RestoreReport &part)
+{
+    m_restorePart = part;
+    auto rows = m_manager->m_store->replayableExecutions(m_record.id, afterCount);
     if (!rows) {
-        RestoreReport report;
+        RestoreReport report = part;
         report.outcome = RestoreReport::Outcome::HistoryUnreadable;
         report.ename = QStringLiteral("HistoryUnreadable");
         report.evalue = rows.error().message;
         report.durationMs = m_restoreClock.elapsed();
         m_restoreReport = report;
+        m_lastRestore = report.toJson();
         m_restorePending = false;
         m_noticeStateLoss = true;  // the base stays: the history may be readable next time
         setState(QStringLiteral("idle"));
@@ -312,16 +466,31 @@ void Context::continueRestore()
 
 void Context::finishRestore()
 {
-    RestoreReport report = m_replay->report();
-    report.durationMs = m_restoreClock.elapsed();
-    if (!m_replay->cwd().isEmpty())
-        m_record.cwd = m_replay->cwd();
+    const RestoreReport &replayed = m_replay->report();
+    RestoreReport report = m_restorePart;
+    report.outcome = replayed.outcome;
+    report.replayed = replayed.replayed;
+    report.total = replayed.total;
+    report.failedExecutionId = replayed.failedExecutionId;
+    report.failedExecutionCount = replayed.failedExecutionCount;
+    report.ename = replayed.ename;
+    report.evalue = replayed.evalue;
+    const QString cwd = m_replay->cwd();
     const bool lost = m_replay->lostInterpreter();
     m_replay.reset();
+    endRestore(report, cwd, lost);
+}
+
+void Context::endRestore(RestoreReport report, const QString &cwd, bool lostInterpreter)
+{
+    report.durationMs = m_restoreClock.elapsed();
+    if (!cwd.isEmpty())
+        m_record.cwd = cwd;
     m_restorePending = false;
     m_restoreReport = report;
-    if (lost) {
-        // Replaying killed the interpreter. Doing it again would kill the next one too: the
+    m_lastRestore = report.toJson();
+    if (lostInterpreter) {
+        // Restoring killed the interpreter. Doing it again would kill the next one too: the
         // context starts afresh from here, and later restores do not reach back past this point.
         detachSession();
         startAfresh();
@@ -341,11 +510,121 @@ void Context::finishRestore()
     m_manager->m_residency->settle();
 }
 
+QString Context::snapshotCapability() const
+{
+    if (!m_session)
+        return {};
+    const QString capability =
+        m_session->info().capabilities.value(QLatin1String("snapshot")).toString();
+    return capability == QLatin1String("after_run") || capability == QLatin1String("on_request")
+               ? capability
+               : QString();
+}
+
+
+void Context::onSnapshotEvent(const Event &event)
+{
+    // The state after a run, after a replayed one, or after a restore.
+    int count = 0;
+    if (m_running.execution && event.executionId == m_running.execution->id())
+        count = m_record.executionCount;
+    else if (m_replay && m_replay->owns(event))
+        count = m_replay->inFlightExecutionCount();
+    else if (m_snapshotRestore && event.executionId == m_snapshotRestore->requestId)
+        count = m_snapshotRestore->snapshot.executionCount;  // the same state, without what it lost
+    if (count <= 0)
+        return;
+    // Queued before the run's finish, so it is committed no later than the finish: a run that
+    // finished without a newer snapshot left the state as the stored one has it.
+    m_manager->m_writer->saveSnapshot(snapshotRecord(m_record.id, count, event.fields));
+}
+
+bool Context::onSnapshotRestoreEvent(const Event &event)
+{
+    if (m_snapshotRestore->requestId.isEmpty() || event.executionId != m_snapshotRestore->requestId)
+        return false;
+    if (event.kind == Event::Kind::Error && m_snapshotRestore->ename.isEmpty()) {
+        m_snapshotRestore->ename = event.fields.value(QLatin1String("ename")).toString();
+        m_snapshotRestore->evalue = event.fields.value(QLatin1String("evalue")).toString();
+    }
+    if (event.kind != Event::Kind::Done)
+        return true;  // its output is dropped
+    if (event.fields.value(QLatin1String("state_lost")).toBool()) {
+        RestoreReport report = m_restorePart;
+        report.outcome = RestoreReport::Outcome::InterpreterLost;
+        report.ename = m_snapshotRestore->ename;
+        report.evalue = m_snapshotRestore->evalue;
+        m_snapshotRestore.reset();
+        endRestore(report, {}, true);
+        return true;
+    }
+    // A snapshot script ends with the shell's own options, whose status is 0: a run that
+    // failed anyway still leaves everything before the failing line restored.
+    QJsonObject reply{{QStringLiteral("cwd"), event.fields.value(QLatin1String("cwd"))}};
+    if (event.fields.value(QLatin1String("status")).toString() != QLatin1String("ok"))
+        m_restorePart.snapshotError =
+            QStringLiteral("the snapshot ran with status \"%1\": %2 %3")
+                .arg(event.fields.value(QLatin1String("status")).toString(),
+                     m_snapshotRestore->ename, m_snapshotRestore->evalue)
+                .trimmed();
+    snapshotRestored(reply);
+    return true;
+}
+
+void Context::snapshotRestored(const QJsonObject &reply)
+{
+    const int count = m_snapshotRestore->snapshot.executionCount;
+    const bool afterRun = snapshotCapability() == QLatin1String("after_run");
+    m_snapshotRestore.reset();
+    const QString cwd = reply.value(QLatin1String("cwd")).toString();
+    if (!cwd.isEmpty())
+        m_record.cwd = cwd;
+    for (const QJsonValue &lost : reply.value(QLatin1String("lost")).toArray())
+        m_restorePart.lost.append(lost.toString());
+    if (afterRun) {
+        // Taken after every run that changed the state: the runs after it changed nothing.
+        endRestore(m_restorePart, {}, false);
+        return;
+    }
+    // Taken on request (eviction, a clean stop): what ran after it is replayed on top.
+    beginReplay(count, m_restorePart);
+}
+
+void Context::snapshotRestoreFailed(const QString &why)
+{
+    // The driver restores all or nothing: the interpreter is still fresh, so the whole history
+    // is replayed instead.
+    m_snapshotRestore.reset();
+    RestoreReport part;
+    part.snapshotError = QStringLiteral("the snapshot could not be restored: %1").arg(why);
+    beginReplay(m_record.replayBaseCount, part);
+}
+
+bool Context::snapshotBeforeStop(std::function<void()> done)
+{
+    if (!isEvictable() || !hasStateSinceBase()
+        || snapshotCapability() != QLatin1String("on_request"))
+        return false;
+    auto *worker = qobject_cast<sdk::WorkerProcess *>(m_session.get());
+    if (!worker)
+        return false;
+    storage::HistoryWriter *writer = m_manager->m_writer;
+    worker->requestSnapshot([writer, id = m_record.id, count = m_record.executionCount,
+                             done = std::move(done)](Result<QJsonObject> reply) {
+        if (reply)
+            writer->saveSnapshot(snapshotRecord(id, count, *reply));
+        done();
+    });
+    return true;
+}
+
 void Context::stopUnwantedRestore()
 {
-    if (!m_replay || !m_queue.isEmpty() || !m_whenReady.isEmpty())
+    if (!isRestoring() || !m_queue.isEmpty() || !m_whenReady.isEmpty())
         return;
     m_replay.reset();
+    m_snapshotRestore.reset();
+    m_restoreWaitsForSnapshot = false;
     m_session->disconnect(this);
     m_session.reset();  // kills the half-restored interpreter's process group now
     m_sessionReady = false;
@@ -403,7 +682,7 @@ void Context::enqueue(const ExecutionPtr &execution, const QMap<QString, QString
 
 void Context::pump()
 {
-    if (m_running.execution || m_queue.isEmpty() || !m_session || !m_sessionReady || m_replay)
+    if (m_running.execution || m_queue.isEmpty() || !m_session || !m_sessionReady || isRestoring())
         return;
     m_running = m_queue.dequeue();
     m_lastExecutionId = m_running.execution->id();
@@ -446,11 +725,14 @@ void Context::pump()
     }
     if (m_noticeStateLoss) {
         m_noticeStateLoss = false;
+        const QString reason = std::exchange(m_stateResetReason, {});
         deliver(execution, Event::other(execution->id(), QStringLiteral("state_reset"),
                                         {{QStringLiteral("reason"),
-                                          QStringLiteral("this context's interpreter was started "
-                                                         "afresh; variables from earlier runs are "
-                                                         "gone")}}));
+                                          reason.isEmpty()
+                                              ? QStringLiteral("this context's interpreter was "
+                                                               "started afresh; variables from "
+                                                               "earlier runs are gone")
+                                              : reason}}));
     }
 
     touch();
@@ -513,6 +795,12 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
 
 void Context::onSessionEvent(const Event &event)
 {
+    if (event.kind == Event::Kind::Other && event.type == QLatin1String("snapshot")) {
+        onSnapshotEvent(event);
+        return;
+    }
+    if (m_snapshotRestore && onSnapshotRestoreEvent(event))
+        return;
     if (m_replay && m_replay->owns(event)) {
         if (m_replay->take(event)) {
             if (m_replay->isOver())
@@ -636,6 +924,16 @@ void Context::onSessionTerminated(bool expected, const QString &reason)
         finishRestore();
         return;
     }
+    if (m_snapshotRestore) {
+        RestoreReport report = m_restorePart;
+        report.outcome = RestoreReport::Outcome::InterpreterLost;
+        report.ename = m_snapshotRestore->ename.isEmpty() ? QStringLiteral("WorkerDied")
+                                                          : m_snapshotRestore->ename;
+        report.evalue = m_snapshotRestore->ename.isEmpty() ? reason : m_snapshotRestore->evalue;
+        m_snapshotRestore.reset();
+        endRestore(report, {}, true);
+        return;
+    }
     // A run in progress gets its own WorkerDied/done from the session before this; anything
     // still running here is ended so that no client waits forever.
     const bool duringRun = bool(m_running.execution);
@@ -728,6 +1026,8 @@ void Context::stop(const QString &reason)
     }
     failWhenReady(reason);
     m_replay.reset();  // a restore cut short leaves m_restorePending set: the next use retries
+    m_snapshotRestore.reset();
+    m_restoreWaitsForSnapshot = false;
     if (m_session) {
         m_session->disconnect(this);
         m_session.reset();  // kills the process group now
@@ -761,7 +1061,7 @@ void Context::complete(const QString &code, int cursor, ContextManager::Reply re
         return;
     }
     touch();
-    if (!m_session || !m_sessionReady || m_replay) {
+    if (!m_session || !m_sessionReady || isRestoring()) {
         // A context that sleeps, starts or restores answers once its interpreter is up.
         if (auto r = ensureSession(); !r) {
             reply(r.error());
@@ -782,7 +1082,7 @@ void Context::variables(ContextManager::Reply reply)
         return;
     }
     touch();
-    if (!m_session || !m_sessionReady || m_replay) {
+    if (!m_session || !m_sessionReady || isRestoring()) {
         if (auto r = ensureSession(); !r) {
             reply(r.error());
             return;

@@ -10,6 +10,7 @@
 
 #include <QElapsedTimer>
 #include <QObject>
+#include <QPointer>
 #include <QQueue>
 #include <QTimer>
 
@@ -85,6 +86,12 @@ public:
     void complete(const QString &code, int cursor, ContextManager::Reply reply);
     void variables(ContextManager::Reply reply);
     const BackgroundOutput &backgroundOutput() const { return m_background; }
+    // How the context last came back from dormancy (RestoreReport::toJson); empty until then.
+    QJsonObject lastRestore() const { return m_lastRestore; }
+    // For an exit: asks an idle interpreter whose driver takes snapshots on request for one and
+    // stores it; `done` runs once it is stored or refused (also when the session goes first).
+    // False when there is nothing to ask, and `done` is not called.
+    bool snapshotBeforeStop(std::function<void()> done);
     // The workspace or context env layer changed: recompute before the next run.
     void invalidateEnvironment();
     // base → workspace → context, as the next run must see it.
@@ -126,8 +133,21 @@ private:
     void startAfresh();
     void moveReplayBase();
     void beginRestore();
+    // Starts replaying the executions after `afterCount`; `part` has what came before (the
+    // snapshot the replay goes on from, or why none was used).
+    void beginReplay(int afterCount, const RestoreReport &part);
     void continueRestore();
     void finishRestore();
+    // The end of every restore, from a snapshot or a replay.
+    void endRestore(RestoreReport report, const QString &cwd, bool lostInterpreter);
+    // Snapshots ("Snapshots" in docs/architecture.md).
+    QString snapshotCapability() const;
+    void onSnapshotEvent(const sdk::Event &event);
+    bool onSnapshotRestoreEvent(const sdk::Event &event);
+    void snapshotRestored(const QJsonObject &reply);
+    void snapshotRestoreFailed(const QString &why);
+    // The Bash default context is never replayed: without a snapshot it starts afresh.
+    void restoreWithoutSnapshot(const QString &why);
     // Nobody waits for the restore any more: stop it, kill its interpreter, stay dormant.
     void stopUnwantedRestore();
     void touch();
@@ -146,6 +166,20 @@ private:
     bool m_noticeStateLoss = false; // the next run must say the earlier state is gone
     bool m_restorePending = false;  // the next interpreter replays the history first
     std::optional<Replay> m_replay; // the restore in progress
+    // A restore from a snapshot in progress (before any replay on top of it).
+    struct SnapshotRestore {
+        QString requestId;          // the execute that runs a "bash-source" snapshot
+        storage::SnapshotRecord snapshot;
+        QString ename, evalue;      // the first error it reported
+    };
+    std::optional<SnapshotRestore> m_snapshotRestore;
+    RestoreReport m_restorePart;    // what came before the replay of the restore in progress
+    QJsonObject m_lastRestore;
+    QString m_stateResetReason;     // for the next "state_reset", when it is not the usual one
+    // The interpreter evicted last is still taking its snapshot: a restore waits for it.
+    QPointer<sdk::Session> m_snapshotting;
+    bool m_restoreWaitsForSnapshot = false;
+    bool isRestoring() const { return m_replay || m_snapshotRestore || m_restoreWaitsForSnapshot; }
     std::optional<RestoreReport> m_restoreReport;  // for the next run to tell
     QElapsedTimer m_restoreClock;
     qint64 m_lastActive = 0;

@@ -93,6 +93,7 @@ QJsonObject ContextInfo::toJson() const
              ? QJsonValue(QDateTime::fromMSecsSinceEpoch(lastUsedAt, Qt::UTC).toString(Qt::ISODateWithMs))
              : QJsonValue()},
         {QStringLiteral("language_version"), languageVersion},
+        {QStringLiteral("restored"), lastRestore.isEmpty() ? QJsonValue() : QJsonValue(lastRestore)},
     };
 }
 
@@ -705,6 +706,16 @@ Result<void> ContextManager::checkIsolation(const QString &workspaceId) const
     return WorkerConfinement::sandboxRefusal(*workspace, m_sandbox);
 }
 
+bool ContextManager::isDefaultContext(const Context *context) const
+{
+    const storage::ContextRecord &record = context->record();
+    return std::none_of(m_contexts.cbegin(), m_contexts.cend(), [&record](const Context *other) {
+        return other->record().workspaceId == record.workspaceId
+               && other->record().language == record.language
+               && other->record().createdAt < record.createdAt;
+    });
+}
+
 void ContextManager::shutdownAll(std::chrono::milliseconds grace)
 {
     m_shuttingDown = true;
@@ -730,6 +741,27 @@ void ContextManager::shutdownAll(std::chrono::milliseconds grace)
                                &QEventLoop::quit);
             loop.exec();
             disconnect(finished);
+        }
+        // Interpreters that take snapshots on request keep their state across a clean stop:
+        // asked together, waited for within what is left of the grace.
+        struct Waiting {
+            int count = 0;
+            QPointer<QEventLoop> loop;
+        };
+        auto waiting = std::make_shared<Waiting>();
+        for (Context *context : std::as_const(m_contexts)) {
+            if (context->snapshotBeforeStop([waiting] {
+                    if (--waiting->count == 0 && waiting->loop)
+                        waiting->loop->quit();
+                }))
+                ++waiting->count;
+        }
+        if (waiting->count > 0 && deadline.remainingTime() > 0) {
+            QEventLoop loop;
+            waiting->loop = &loop;
+            QTimer::singleShot(int(std::max<qint64>(deadline.remainingTime(), 0)), &loop,
+                               &QEventLoop::quit);
+            loop.exec();
         }
     }
     for (Context *context : std::as_const(m_contexts))

@@ -51,6 +51,9 @@ struct ContextInfo {
     qint64 createdAt = 0;
     qint64 lastUsedAt = 0;
     QString languageVersion;
+    // How it last came back from dormancy (the "restored" event's fields: mode, replayed, lost,
+    // duration_ms, ...); empty when it has not been restored since the engine started.
+    QJsonObject lastRestore;
 
     QJsonObject toJson() const;
 };
@@ -213,6 +216,9 @@ private:
     // Error "limit_reached" when the workspace has as many contexts as limits.max_contexts.
     Result<void> checkContextLimit(const storage::WorkspaceRecord &workspace) const;
     void remember(const ExecutionPtr &execution);
+    // Whether `context` is the default context of its language in its workspace (the oldest):
+    // the one run() by language uses.
+    bool isDefaultContext(const Context *context) const;
     // Context::changed, passed on as contextChanged(). A context changes several times per run,
     // so its info is made only when someone listens.
     void announceChange(const Context *context);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "replay.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 
 namespace replhost::core {
@@ -9,7 +10,14 @@ using sdk::Event;
 
 sdk::Event RestoreReport::toEvent(const QString &executionId) const
 {
+    return Event::other(executionId, QStringLiteral("restored"), toJson());
+}
+
+QJsonObject RestoreReport::toJson() const
+{
     QJsonObject fields{
+        {QStringLiteral("mode"), fromSnapshot ? QStringLiteral("snapshot") : QStringLiteral("replay")},
+        {QStringLiteral("lost"), QJsonArray::fromStringList(lost)},
         {QStringLiteral("replayed"), replayed},
         {QStringLiteral("total"), total},
         {QStringLiteral("duration_ms"), durationMs},
@@ -25,7 +33,11 @@ sdk::Event RestoreReport::toEvent(const QString &executionId) const
     }
     if (outcome == Outcome::InterpreterLost)
         fields.insert(QStringLiteral("interpreter_lost"), true);
-    return Event::other(executionId, QStringLiteral("restored"), fields);
+    if (fromSnapshot)
+        fields.insert(QStringLiteral("snapshot_execution_count"), snapshotExecutionCount);
+    if (!snapshotError.isEmpty())
+        fields.insert(QStringLiteral("snapshot_error"), snapshotError);
+    return fields;
 }
 
 Replay::Replay(QList<storage::ExecutionRecord> executions)
@@ -102,6 +114,11 @@ void Replay::interpreterEnded(const QString &reason)
 bool Replay::isOver() const
 {
     return m_over;
+}
+
+int Replay::inFlightExecutionCount() const
+{
+    return m_inFlight.isEmpty() ? 0 : m_executions.at(m_next).executionCount;
 }
 
 void Replay::fail(RestoreReport::Outcome outcome)

@@ -6,7 +6,9 @@
 #include <replhost/sdk/event.h>
 #include <replhost/sdk/session.h>
 
+#include <QJsonObject>
 #include <QList>
+#include <QStringList>
 #include <QString>
 
 #include <optional>
@@ -14,10 +16,16 @@
 namespace replhost::core {
 
 // How a restore went, told to the next run of the context as a "restored" event:
-//   {"replayed": 3, "total": 3, "duration_ms": 41, "complete": true}
+//   {"mode": "replay", "replayed": 3, "total": 3, "duration_ms": 41, "complete": true,
+//    "lost": []}
+// or, from a snapshot (executions after it replayed on top, when there are any):
+//   {"mode": "snapshot", "snapshot_execution_count": 7, "replayed": 0, "total": 0, ...,
+//    "lost": ["1 background job (sleep 600 &)"]}
 // and, when a replayed execution did not succeed again, also
 //   "failed_execution": {"id", "execution_count", "ename", "evalue"}
-// ("interpreter_lost": true when replaying it ended the interpreter).
+// ("interpreter_lost": true when replaying it ended the interpreter); when a snapshot existed
+// but could not be used and the history was replayed instead, "snapshot_error" says why.
+// The context's JSON carries the same object as "restored" (ContextInfo::lastRestore).
 struct RestoreReport {
     enum class Outcome {
         Complete,        // every execution was replayed
@@ -35,7 +43,13 @@ struct RestoreReport {
     int failedExecutionCount = 0;
     QString ename;
     QString evalue;
+    // From a snapshot: the execution it stood for; 0 for a replay from the base.
+    bool fromSnapshot = false;
+    int snapshotExecutionCount = 0;
+    QStringList lost;       // what the restored state does not have (background jobs, ...)
+    QString snapshotError;  // a snapshot there was could not be used: why
 
+    QJsonObject toJson() const;
     sdk::Event toEvent(const QString &executionId) const;
 };
 
@@ -60,6 +74,8 @@ public:
     void interpreterEnded(const QString &reason);
 
     bool isOver() const;
+    // The execution count of the execution being replayed; 0 between them.
+    int inFlightExecutionCount() const;
     bool lostInterpreter() const { return m_report.outcome == RestoreReport::Outcome::InterpreterLost; }
     // The cwd the interpreter reported after the last replayed execution (empty: none did).
     QString cwd() const { return m_cwd; }

@@ -5,6 +5,7 @@
 #include <replhost/sdk/runtimeprobe.h>
 #include <replhost/sdk/workerprocess.h>
 
+#include <QJsonValue>
 #include <QRegularExpression>
 #include <QVersionNumber>
 
@@ -75,6 +76,10 @@ std::unique_ptr<sdk::Session> BashHandler::createSession(const sdk::RuntimeInfo 
     // The driver starts as a script and then replaces itself with an interactive bash; no startup
     // file runs in either, so a user's ~/.bashrc cannot interfere with the protocol.
     spec.arguments = {QStringLiteral("--norc"), QStringLiteral("--noprofile"), driver.value()};
+    // The bound on a snapshot of the shell's state, from the host's settings for bash.
+    if (const QJsonValue max = options.settings.value(QLatin1String("snapshot_max_bytes"));
+        max.isDouble())
+        spec.initOptions.insert(QStringLiteral("snapshot_max_bytes"), max.toInteger());
     return std::make_unique<sdk::WorkerProcess>(std::move(spec), options);
 }
 

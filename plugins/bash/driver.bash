@@ -400,13 +400,17 @@ __rh_idjs() {
 
 __rh_hello() {
     __rh_nonce=${__rh_J[.mark_nonce]-}
+    local max=${__rh_J[.options.snapshot_max_bytes]-} snap=',"snapshot":"after_run"'
+    [[ $max && $max != *[!0-9]* ]] && __rh_snapmax=$max
+    # A bound of 0 turns snapshots off: no capture, and the host replays.
+    (( __rh_snapmax == 0 )) && snap=
     [[ $__rh_nonce == *[!0-9a-fA-F]* ]] && __rh_nonce=
     local id v
     __rh_idjs
     id=$__rh_e
     __rh_js "$BASH_VERSION"
     v=$__rh_e
-    __rh_send "{\"type\":\"hello\",\"id\":$id,\"protocol\":1,\"language\":\"bash\",\"language_version\":$v,\"implementation\":\"GNU bash\",\"pid\":$$,\"capabilities\":{\"interrupt\":[\"signal\"],\"complete\":true,\"variables\":true,\"display\":[\"text/plain\",\"text/html\",\"text/markdown\",\"text/latex\",\"image/svg+xml\",\"image/png\",\"image/jpeg\"]}}"
+    __rh_send "{\"type\":\"hello\",\"id\":$id,\"protocol\":1,\"language\":\"bash\",\"language_version\":$v,\"implementation\":\"GNU bash\",\"pid\":$$,\"capabilities\":{\"interrupt\":[\"signal\"],\"complete\":true,\"variables\":true$snap,\"display\":[\"text/plain\",\"text/html\",\"text/markdown\",\"text/latex\",\"image/svg+xml\",\"image/png\",\"image/jpeg\"]}}"
 }
 
 __rh_reply_error() {
@@ -496,10 +500,10 @@ __rh_begin() {
     : >"$__rh_spool"
     __rh_t0=${EPOCHREALTIME//[!0-9]/}
     [[ ${!__rh_J[*]} == *.env.* ]] && __rh_env
-    local cwd=${__rh_J[.cwd]-}
-    if [[ ! -v __rh_T[.cwd] && $cwd && $cwd != "$PWD" ]] && ! builtin cd -- "$cwd" 2>/dev/null; then
+    local __rh_cwd=${__rh_J[.cwd]-}
+    if [[ ! -v __rh_T[.cwd] && $__rh_cwd && $__rh_cwd != "$PWD" ]] && ! builtin cd -- "$__rh_cwd" 2>/dev/null; then
         __rh_started
-        __rh_finish 1 CwdError "cannot change directory to $cwd"
+        __rh_finish 1 CwdError "cannot change directory to $__rh_cwd"
         return 1
     fi
 }
@@ -510,33 +514,103 @@ __rh_started() {
 }
 
 # Ends the running execution with exit status $1, or with error $2 (value $3) when given.
+# Locals here and in its callers carry the prefix: the snapshot taken here must see the user's
+# globals, not a driver local that shadows one.
 __rh_finish() {
-    local st=$1 ename=${2-} evalue=${3-} status id now dur
+    local __rh_st=$1 __rh_en=${2-} __rh_ev=${3-} __rh_status __rh_id __rh_now __rh_dur
     __rh_restore
     __rh_shown
-    if [[ $ename ]]; then
-        status=error
+    if [[ $__rh_en ]]; then
+        __rh_status=error
     elif [[ $__rh_intr ]]; then
-        status=interrupted ename=KeyboardInterrupt evalue="interrupted (exit status $st)"
-    elif (( st == 0 )); then
-        status=ok
+        __rh_status=interrupted __rh_en=KeyboardInterrupt __rh_ev="interrupted (exit status $__rh_st)"
+    elif (( __rh_st == 0 )); then
+        __rh_status=ok
     else
-        status=error ename=CommandFailed evalue="exit status $st"
+        __rh_status=error __rh_en=CommandFailed __rh_ev="exit status $__rh_st"
     fi
     __rh_mark
     __rh_js "$__rh_busy"
-    id=$__rh_e
-    if [[ $ename ]]; then
-        __rh_js "$evalue"
-        __rh_send "{\"type\":\"error\",\"id\":$id,\"ename\":\"$ename\",\"evalue\":$__rh_e,\"traceback\":[],\"mark\":$__rh_seq}"
+    __rh_id=$__rh_e
+    if [[ $__rh_en ]]; then
+        __rh_js "$__rh_ev"
+        __rh_send "{\"type\":\"error\",\"id\":$__rh_id,\"ename\":\"$__rh_en\",\"evalue\":$__rh_e,\"traceback\":[],\"mark\":$__rh_seq}"
     fi
-    now=${EPOCHREALTIME//[!0-9]/}
-    dur=$(( now - __rh_t0 ))
-    (( dur < 0 )) && dur=0
-    builtin printf -v dur '%d.%03d' $(( dur / 1000 )) $(( dur % 1000 ))
+    __rh_snap "$__rh_id"
+    __rh_now=${EPOCHREALTIME//[!0-9]/}
+    __rh_dur=$(( __rh_now - __rh_t0 ))
+    (( __rh_dur < 0 )) && __rh_dur=0
+    builtin printf -v __rh_dur '%d.%03d' $(( __rh_dur / 1000 )) $(( __rh_dur % 1000 ))
     __rh_js "$PWD"
-    __rh_send "{\"type\":\"done\",\"id\":$id,\"status\":\"$status\",\"execution_count\":$__rh_count,\"mark\":$__rh_seq,\"cwd\":$__rh_e,\"duration_ms\":$dur,\"exit_code\":$st}"
-    __rh_prev=$st __rh_busy=
+    __rh_send "{\"type\":\"done\",\"id\":$__rh_id,\"status\":\"$__rh_status\",\"execution_count\":$__rh_count,\"mark\":$__rh_seq,\"cwd\":$__rh_e,\"duration_ms\":$__rh_dur,\"exit_code\":$__rh_st}"
+    __rh_prev=$__rh_st __rh_busy=
+}
+
+# What a snapshot leaves out: the shell's own variables (read-only, or remade by every command:
+# $_, $RANDOM, $SECONDS, ...), the driver's (__rh_*), the prompt the driver owns, $PWD (the cd
+# at the top of the snapshot sets it) and what the host sets (REPLHOST_CONTEXT_ID, SHLVL).
+__rh_snapx='@(__rh_*|_|BASH|BASHOPTS|BASHPID|BASH_*|COLUMNS|COMP_*|DIRSTACK|EPOCHREALTIME|EPOCHSECONDS|EUID|FUNCNAME|GROUPS|HISTCMD|HISTFILE|HOSTNAME|HOSTTYPE|LINENO|LINES|MACHTYPE|MAILCHECK|OSTYPE|PIPESTATUS|PPID|PROMPT_COMMAND|PS0|PS1|PS2|PWD|RANDOM|REPLHOST_CONTEXT_ID|SECONDS|SHELLOPTS|SHLVL|SRANDOM|UID)'
+__rh_snapl=  # the last snapshot taken: sent again only when the state differs from it
+__rh_snapmax=16777216  # the bound on a snapshot's size (init option snapshot_max_bytes; 0: none)
+
+# Sets __rh_d to the length in bytes of the caller's __rh_s (the locale is local to here).
+__rh_blen() {
+    local LC_ALL=C
+    __rh_d=${#__rh_s}
+}
+
+# Captures the shell's state as a script that rebuilds it in a fresh driver, and sends it as a
+# "snapshot" event of execution $1 when it differs from the last one sent (the host takes a run
+# without one as a run that changed nothing). Builtins only, into the cell file (tmpfs): no
+# fork. Sourced at top level like a cell, the script's declare lines make globals again.
+# Options come first (extglob and friends change how function bodies parse) and the user's
+# set -e/-u/... flags last, so the script itself runs under the driver's.
+__rh_snap() {
+    (( __rh_snapmax )) || return 0
+    local __rh_x= __rh_s __rh_jobs __rh_lost= __rh_n
+    local -a __rh_v=() __rh_fn=() __rh_a=()
+    builtin shopt -q extglob || { __rh_x=1; builtin shopt -s extglob; }
+    builtin compgen -v -X "$__rh_snapx" >|"$__rh_cell"
+    builtin mapfile -t __rh_v <"$__rh_cell"
+    builtin compgen -A function -X '@(__rh_*|exit|display)' >|"$__rh_cell"
+    builtin mapfile -t __rh_fn <"$__rh_cell"
+    [[ $__rh_x ]] && builtin shopt -u extglob
+    {
+        builtin shopt -p
+        builtin set +o
+        builtin printf 'builtin cd -- %q\n' "$PWD"
+        (( ${#__rh_v[@]} )) && builtin declare -p -- "${__rh_v[@]}"
+        if (( ${#__rh_fn[@]} )); then
+            builtin declare -f -- "${__rh_fn[@]}"
+            # Export and read-only attributes of functions are not in their definitions.
+            builtin declare -pF -- "${__rh_fn[@]}"
+        fi
+        builtin alias -p
+        builtin umask -p
+        builtin trap -p
+        builtin printf '%s\n' "${__rh_ut:-builtin trap - INT}" "builtin set +aeEuvxTf"
+        [[ ${__rh_uo//[!aeEuvxTf]/} ]] && builtin printf 'builtin set -%s\n' "${__rh_uo//[!aeEuvxTf]/}"
+        builtin jobs -p
+    } >|"$__rh_cell" 2>/dev/null
+    builtin mapfile -d '' __rh_a <"$__rh_cell"
+    __rh_s=${__rh_a[0]-}
+    # Background jobs are processes, not state: the pids at the end say how many are lost.
+    __rh_jobs=${__rh_s##*builtin set +aeEuvxTf$'\n'}
+    __rh_jobs=${__rh_jobs#builtin set -*$'\n'}
+    [[ $__rh_s == "$__rh_snapl" ]] && return 0
+    __rh_snapl=$__rh_s
+    __rh_s=${__rh_s:0:${#__rh_s}-${#__rh_jobs}}
+    if [[ $__rh_jobs ]]; then
+        __rh_n=${__rh_jobs//[!$'\n']/}
+        __rh_lost="\"${#__rh_n} background job(s): processes are not kept\""
+    fi
+    __rh_blen
+    if (( __rh_d > __rh_snapmax )); then
+        __rh_send "{\"type\":\"snapshot\",\"id\":$1,\"format\":\"bash-source\",\"error\":\"the shell's state is larger than the snapshot bound of $__rh_snapmax bytes\",\"lost\":[$__rh_lost]}"
+        return 0
+    fi
+    __rh_js "$__rh_s"
+    __rh_send "{\"type\":\"snapshot\",\"id\":$1,\"format\":\"bash-source\",\"data\":$__rh_e,\"lost\":[$__rh_lost]}"
 }
 
 # Sends what display() spooled during the cell, after everything the cell printed so far. A line
@@ -823,33 +897,33 @@ __rh_next() {
 # PROMPT_COMMAND: runs after every command line, so also after a cell abandoned on SIGINT. $1
 # is the run's status when not called from PROMPT_COMMAND.
 __rh_post() {
-    local st=${1-$?} ut='' opts
+    local __rh_st=${1-$?} __rh_ut1='' __rh_opts
     { builtin trap -p INT; builtin printf '\0'; } >&59
-    IFS= builtin read -r -d '' ut <&59
+    IFS= builtin read -r -d '' __rh_ut1 <&59
     builtin trap '' INT
-    opts=$-
+    __rh_opts=$-
     builtin set +aeEuvxT -f
     # A SIGINT between the lines above and the trap may have left an earlier answer behind.
     while builtin read -t 0 <&59; do
-        IFS= builtin read -r -d '' ut <&59
+        IFS= builtin read -r -d '' __rh_ut1 <&59
     done
-    [[ $__rh_exit ]] || __rh_ut=$ut
-    __rh_uo=$opts
+    [[ $__rh_exit ]] || __rh_ut=$__rh_ut1
+    __rh_uo=$__rh_opts
     # Job control would move children out of the process group the host signals; line editing
     # and history would echo and record the doorbell line.
-    [[ $opts == *m* ]] && builtin set +m
+    [[ $__rh_opts == *m* ]] && builtin set +m
     if [[ :$SHELLOPTS: == *:@(emacs|vi|history):* ]]; then
         builtin set +o emacs +o vi +o history
     fi
     if [[ $__rh_busy ]]; then
         __rh_drain 0
         if [[ $__rh_exit ]]; then
-            st=$__rh_exit
-        elif (( st == 130 )) && [[ ! $__rh_intr ]]; then
+            __rh_st=$__rh_exit
+        elif (( __rh_st == 130 )) && [[ ! $__rh_intr ]]; then
             # SIGINT normally comes with an interrupt request; give it a moment to arrive.
             __rh_drain 0.25
         fi
-        __rh_finish "$st"
+        __rh_finish "$__rh_st"
     fi
     PS1='' PS2=''
 }
@@ -890,7 +964,7 @@ exit() {
 
 builtin readonly -f __rh_js __rh_jsu __rh_send __rh_log __rh_mark __rh_read __rh_unesc __rh_parse \
     __rh_idjs __rh_hello __rh_reply_error __rh_validname __rh_env __rh_restore __rh_begin \
-    __rh_started __rh_shown __rh_finish __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
+    __rh_started __rh_shown __rh_finish __rh_blen __rh_snap __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
     __rh_next __rh_post \
     exit
 builtin declare -r PROMPT_COMMAND='{ \__rh_post; } 2>/dev/null' __rh_bell __rh_cell __rh_spool

@@ -1192,6 +1192,114 @@ def _variables(req):
     _emit({"type": "variables_reply", "id": req.get("id"), "variables": out})
 
 
+# ----------------------------------------------------------------- snapshots
+
+# The bound on a snapshot's pickled size (init option snapshot_max_bytes): past it the host is
+# told so and replays the history instead. 16 MiB leaves a frame of base64 well under 64 MiB.
+_snapshot_max = 16 << 20
+
+
+def _pickler():
+    """dill when the interpreter has it (functions, lambdas and classes defined
+    in cells are pickled by value), else the standard pickle. Imported late, once
+    __main__ is the user's namespace, which dill keeps by reference."""
+    try:
+        import dill
+        return "python-dill", dill
+    except ImportError:
+        import pickle
+        return "python-pickle", pickle
+
+
+class _RefusesMain(__import__("pickle").Unpickler):
+    # The standard pickle stores a function or class of __main__ by name, which a
+    # fresh interpreter does not have: such a pickle is not a snapshot.
+    def find_class(self, module, name):
+        if module == "__main__":
+            raise __import__("pickle").UnpicklingError(
+                "%s is defined in a cell (python3-dill keeps those)" % name)
+        return super().find_class(module, name)
+
+
+def _snapshot_payload():
+    modules, values = {}, {}
+    for name, value in list(_ns.items()):
+        if not isinstance(name, str) or (name.startswith("__") and name.endswith("__")):
+            continue
+        if isinstance(value, types.ModuleType):
+            modules[name] = value.__name__
+        else:
+            values[name] = value
+    return modules, values
+
+
+def _dumps(pickler, fmt, obj):
+    import io
+    data = pickler.dumps(obj, protocol=5)
+    if fmt == "python-pickle":
+        _RefusesMain(io.BytesIO(data)).load()
+    return data
+
+
+def _snapshot(req):
+    fmt, pickler = _pickler()
+    modules, values = _snapshot_payload()
+    reply = {"type": "snapshot_reply", "id": req.get("id"), "format": fmt}
+    try:
+        data = _dumps(pickler, fmt, {"modules": modules, "values": values, "cwd": _getcwd()})
+    except BaseException:
+        bad = []
+        for name, value in values.items():
+            try:
+                _dumps(pickler, fmt, value)
+            except BaseException as e:
+                bad.append("%s (%s: %s)" % (name, type(e).__name__, _safe_str(e)))
+        if not bad:
+            bad = ["the namespace as a whole"]
+        reply["error"] = "these names do not serialise: " + "; ".join(bad)
+        reply["unserialisable"] = [b.split(" ", 1)[0] for b in bad]
+        _emit(reply)
+        return
+    if len(data) > _snapshot_max:
+        reply["error"] = ("the namespace pickles to %d bytes, over the snapshot bound of %d"
+                          % (len(data), _snapshot_max))
+        _emit(reply)
+        return
+    reply["data"] = binascii.b2a_base64(data, newline=False).decode("ascii")
+    reply["lost"] = []
+    _emit(reply)
+
+
+def _restore(req):
+    fmt = req.get("format")
+    reply = {"type": "restore_reply", "id": req.get("id")}
+    have, pickler = _pickler()
+    if fmt not in ("python-pickle", "python-dill") or (fmt == "python-dill" and have != fmt):
+        reply["error"] = "cannot read a %r snapshot in this interpreter" % (fmt,)
+        _emit(reply)
+        return
+    try:
+        payload = pickler.loads(binascii.a2b_base64(req.get("data") or ""))
+        restored = {}
+        for name, module in payload["modules"].items():
+            restored[name] = __import__("importlib").import_module(module)
+        restored.update(payload["values"])
+    except BaseException as e:
+        # Nothing of it reached the namespace: the host replays the history instead.
+        reply["error"] = "%s: %s" % (type(e).__name__, _safe_str(e))
+        _emit(reply)
+        return
+    _ns.update(restored)
+    lost = []
+    try:
+        os.chdir(payload["cwd"])
+    except (OSError, TypeError, KeyError) as e:
+        lost.append("the working directory (%s)" % _safe_str(e))
+    reply["lost"] = lost
+    reply["cwd"] = _getcwd()
+    _emit(reply)
+
+
 # ------------------------------------------------------------------- control
 
 def _exit(code):
@@ -1211,7 +1319,7 @@ def _shutdown(req):
 
 
 def _init(req):
-    global _mark_prefix, _use_jedi
+    global _mark_prefix, _use_jedi, _snapshot_max
     nonce = req.get("mark_nonce")
     if not isinstance(nonce, str) or not _NONCE_RE.match(nonce):
         _fatal("init carries no valid mark_nonce")
@@ -1219,6 +1327,8 @@ def _init(req):
     options = req.get("options")
     if isinstance(options, dict) and options.get("jedi") is False:
         _use_jedi = False
+    if isinstance(options, dict) and type(options.get("snapshot_max_bytes")) is int:
+        _snapshot_max = options["snapshot_max_bytes"]
     _emit({
         "type": "hello", "id": req.get("id"), "protocol": _PROTOCOL,
         "language": "python", "language_version": platform.python_version(),
@@ -1226,7 +1336,9 @@ def _init(req):
         "executable": sys.executable, "pid": os.getpid(),
         "capabilities": {"interrupt": ["signal"], "complete": True,
                          "variables": True, "display": list(_DISPLAY_MIMES),
-                         "implicit_started": True},
+                         "implicit_started": True,
+                         # A bound of 0 turns snapshots off: the host replays.
+                         **({"snapshot": "on_request"} if _snapshot_max > 0 else {})},
     })
 
 
@@ -1243,6 +1355,8 @@ _HANDLERS = {
     "complete": _complete,
     "variables": _variables,
     "shutdown": _shutdown,
+    "snapshot": _snapshot,
+    "restore": _restore,
     # Only meaningful while an execution runs, and then SIGINT does the work;
     # an interrupt read while idle targets an execution that already ended.
     "interrupt": _ignore,

@@ -87,6 +87,10 @@ std::unique_ptr<sdk::Session> PythonHandler::createSession(const sdk::RuntimeInf
     const QJsonValue jedi = options.settings.value(QLatin1String("jedi"));
     if (jedi.isBool())
         spec.initOptions.insert(QStringLiteral("jedi"), jedi);
+    // The bound on a snapshot of the namespace, from the host's settings for python.
+    if (const QJsonValue max = options.settings.value(QLatin1String("snapshot_max_bytes"));
+        max.isDouble())
+        spec.initOptions.insert(QStringLiteral("snapshot_max_bytes"), max.toInteger());
     return std::make_unique<sdk::WorkerProcess>(std::move(spec), options);
 }
 

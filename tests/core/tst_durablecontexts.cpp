@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Durable contexts, engine side: a context whose worker is gone (evicted, engine reopened, killed)
-// is dormant, and its next use replays its successful history in a fresh interpreter; the limit
-// on resident workers and the idle timeout evict the least recently used idle contexts. Real
-// Engine on a temporary data directory, real workers through the real plugins.
+// is dormant, and its next use restores it: from a snapshot of the interpreter's state where the
+// language takes one (Bash after every run, Python on eviction and on a clean stop), otherwise by
+// replaying its successful history in a fresh interpreter; the limit on resident workers and the
+// idle timeout evict the least recently used idle contexts. Real Engine on a temporary data
+// directory, real workers through the real plugins.
 #include "core/engine.h"
 #include "executionevents.h"
 #include "testengine.h"
@@ -55,6 +57,22 @@ private:
         EngineConfig config = m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR));
         // Every test opens an engine: a warm pool (tst_warmpool) would start a JVM for each.
         config.warmPoolSize = 0;
+        // The replay tests use Python: a snapshot bound of 0 turns Python snapshots off, so its
+        // contexts replay (the snapshot tests use snapshotConfig()). Bash snapshots stay on:
+        // the default context of Bash is never replayed.
+        config.languageSettings.insert(QStringLiteral("python"),
+                                       QJsonObject{{QStringLiteral("snapshot_max_bytes"), 0}});
+        return config;
+    }
+
+    // Snapshots as a user gets them, with Debian's interpreter, which has python3-dill.
+    EngineConfig snapshotConfig() const
+    {
+        EngineConfig config = m_engine.config(QStringLiteral(REPLHOST_TEST_PLUGIN_DIR));
+        config.warmPoolSize = 0;
+        config.languageSettings.insert(
+            QStringLiteral("python"),
+            QJsonObject{{QStringLiteral("interpreter"), QStringLiteral("/usr/bin/python3")}});
         return config;
     }
 
@@ -127,27 +145,33 @@ private:
         QTest::addColumn<QString>("define");
         QTest::addColumn<QString>("show");
         QTest::addColumn<QString>("expected");
+        QTest::addColumn<QString>("mode");
         QTest::newRow("python") << "python" << "x = 41\ndef inc(v):\n    return v + 1"
-                                << "print(inc(x))" << "42\n";
+                                << "print(inc(x))" << "42\n" << "replay";
         QTest::newRow("bash") << "bash" << "x=41\ninc() { echo $(( $1 + 1 )); }"
-                              << "inc \"$x\"" << "42\n";
+                              << "inc \"$x\"" << "42\n" << "snapshot";
         QTest::newRow("perl") << "perl" << "my $x = 41;\nsub inc { $_[0] + 1 }"
-                              << "print inc($x), \"\\n\";" << "42\n";
+                              << "print inc($x), \"\\n\";" << "42\n" << "replay";
         QTest::newRow("javascript") << "javascript" << "let x = 41\nconst inc = v => v + 1"
-                                    << "console.log(inc(x))" << "42\n";
+                                    << "console.log(inc(x))" << "42\n" << "replay";
         QTest::newRow("java") << "java" << "int x = 41;\nint inc(int v) { return v + 1; }"
-                              << "System.out.println(inc(x));" << "42\n";
+                              << "System.out.println(inc(x));" << "42\n" << "replay";
     }
 
     // The checks every restore makes: the new run's output is its own, and its events say
-    // how many executions were replayed.
-    void verifyRestored(const ExecutionPtr &after, const QString &expected, int replayed)
+    // how the context came back and how many executions were replayed. A snapshot of a shell
+    // replays nothing.
+    void verifyRestored(const ExecutionPtr &after, const QString &expected, int replayed,
+                        const QString &mode = QStringLiteral("replay"))
     {
         QVERIFY(after);
         VERIFY_EXEC(after->status() == "ok", after);
         QCOMPARE(out(after), expected);
         const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
         VERIFY_EXEC(!restored.isEmpty(), after);
+        QCOMPARE(restored.value(QLatin1String("mode")).toString(), mode);
+        if (mode == QLatin1String("snapshot"))
+            replayed = 0;
         QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), replayed);
         QCOMPARE(restored.value(QLatin1String("total")).toInt(), replayed);
         QCOMPARE(restored.value(QLatin1String("complete")).toBool(), true);
@@ -173,6 +197,7 @@ private slots:
         QFETCH(QString, define);
         QFETCH(QString, show);
         QFETCH(QString, expected);
+        QFETCH(QString, mode);
 
         const QString id = createContext(language);
         QVERIFY(!id.isEmpty());
@@ -184,7 +209,8 @@ private slots:
         QCOMPARE(info(id).pid, 0);
         QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kRunTimeout);
 
-        verifyRestored(run(id, show), expected, 1);
+        verifyRestored(run(id, show), expected, 1, mode);
+        QCOMPARE(info(id).lastRestore.value(QLatin1String("mode")).toString(), mode);
         QCOMPARE(info(id).executionCount, 2);
         QCOMPARE(info(id).state, QStringLiteral("idle"));
         QVERIFY(info(id).resident);
@@ -199,6 +225,7 @@ private slots:
         QFETCH(QString, define);
         QFETCH(QString, show);
         QFETCH(QString, expected);
+        QFETCH(QString, mode);
 
         const QString id = createContext(language);
         QVERIFY(!id.isEmpty());
@@ -219,7 +246,7 @@ private slots:
         QCOMPARE(contexts().effectiveEnv({}, id)->value(QStringLiteral("RH_KEPT")),
                  QStringLiteral("1"));
 
-        verifyRestored(run(id, show), expected, 1);
+        verifyRestored(run(id, show), expected, 1, mode);
         QCOMPARE(historySize(id), 2);
     }
 
@@ -227,15 +254,15 @@ private slots:
     // meant, and the cwd ends where the runs left it.
     void replayStartsInTheCwdTheStateStartedIn()
     {
-        const QString id = createContext(QStringLiteral("bash"));
+        const QString id = createContext(QStringLiteral("python"));
         QVERIFY(!id.isEmpty());
-        QVERIFY(runOk(id, QStringLiteral("mkdir -p sub/deeper && cd sub")));
-        QVERIFY(runOk(id, QStringLiteral("cd deeper && marker=here")));
+        QVERIFY(runOk(id, QStringLiteral("import os\nos.makedirs('sub/deeper', exist_ok=True)\nos.chdir('sub')")));
+        QVERIFY(runOk(id, QStringLiteral("os.chdir('deeper')\nmarker = 'here'")));
         const QString cwd = info(id).cwd;
         QVERIFY2(cwd.endsWith(QLatin1String("/sub/deeper")), qPrintable(cwd));
 
         QVERIFY(evict(id));
-        const ExecutionPtr after = run(id, QStringLiteral("echo \"$PWD $marker\""));
+        const ExecutionPtr after = run(id, QStringLiteral("print(os.getcwd(), marker)"));
         verifyRestored(after, cwd + QStringLiteral(" here\n"), 2);
         QCOMPARE(info(id).cwd, cwd);
     }
@@ -585,7 +612,8 @@ private slots:
         QVERIFY(info(c).resident);
 
         // Using b brings it back and sends away the least recently used of a and c: a.
-        verifyRestored(run(b, QStringLiteral("echo $v")), QStringLiteral("b\n"), 1);
+        verifyRestored(run(b, QStringLiteral("echo $v")), QStringLiteral("b\n"), 0,
+                       QStringLiteral("snapshot"));
         QCOMPARE(info(a).state, QStringLiteral("dormant"));
         QVERIFY(info(b).resident);
         QVERIFY(info(c).resident);
@@ -645,7 +673,171 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(info(id).state, QStringLiteral("dormant"), kRunTimeout);
         QTRY_VERIFY_WITH_TIMEOUT(!processIsRunning(pid), kRunTimeout);
 
-        verifyRestored(run(id, QStringLiteral("echo $v")), QStringLiteral("kept\n"), 1);
+        verifyRestored(run(id, QStringLiteral("echo $v")), QStringLiteral("kept\n"), 0,
+                       QStringLiteral("snapshot"));
+    }
+
+    // Snapshots
+
+    // Everything a shell keeps comes back from its snapshot, and no cell runs again: the one
+    // that appended to a file did so once. The background job is said to be lost.
+    void bashRestoresFromItsSnapshotWithoutRunningACell_data()
+    {
+        QTest::addColumn<bool>("reopen");
+        QTest::newRow("evicted") << false;
+        QTest::newRow("engine reopened") << true;
+    }
+    void bashRestoresFromItsSnapshotWithoutRunningACell()
+    {
+        QFETCH(bool, reopen);
+        const QString id = createContext(QStringLiteral("bash"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral(
+            "x=41; declare -a arr=(a 'b c'); declare -A m=([k]=v [two]='x y'); declare -i n=4\n"
+            "n+=1; export EXPORTED=e; declare -r FIXED=r\n"
+            "f() { echo \"f:$1\"; }\n"
+            "alias greet='echo aliased'\n"
+            "shopt -s nullglob; set -o pipefail; umask 027\n"
+            "mkdir -p sub && cd sub")));
+        QVERIFY(runOk(id, QStringLiteral("echo line >> ../appended.txt")));
+        QVERIFY(runOk(id, QStringLiteral("sleep 600 &")));
+        if (reopen)
+            QVERIFY(openEngine(config()));
+        else
+            QVERIFY(evict(id));
+
+        const ExecutionPtr after = run(id, QStringLiteral(
+            "echo \"$x ${arr[1]} ${m[two]} $n $EXPORTED $FIXED $(umask) ${PWD##*/}\"\n"
+            "f 1\n"
+            "greet\n"
+            "shopt -q nullglob && [[ -o pipefail ]] && echo options\n"
+            "declare -p FIXED\n"
+            "wc -l < ../appended.txt"));
+        verifyRestored(after,
+                       QStringLiteral("41 b c x y 5 e r 0027 sub\nf:1\naliased\noptions\n"
+                                      "declare -r FIXED=\"r\"\n1\n"),
+                       0, QStringLiteral("snapshot"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("snapshot_execution_count")).toInt(), 3);
+        const QJsonArray lost = restored.value(QLatin1String("lost")).toArray();
+        QCOMPARE(lost.size(), 1);
+        QVERIFY2(lost.at(0).toString().contains(QLatin1String("background job")),
+                 qPrintable(lost.at(0).toString()));
+        QVERIFY(info(id).cwd.endsWith(QLatin1String("/sub")));
+        QCOMPARE(info(id).lastRestore.value(QLatin1String("mode")).toString(),
+                 QStringLiteral("snapshot"));
+    }
+
+    // Past the bound a shell's state is not kept: a context other than the default one falls
+    // back to replay and says why; the default context is never replayed, it starts afresh.
+    void bashStateOverTheBoundReplaysExceptInTheDefaultContext()
+    {
+        EngineConfig tiny = config();
+        tiny.languageSettings.insert(QStringLiteral("bash"),
+                                     QJsonObject{{QStringLiteral("snapshot_max_bytes"), 16}});
+        QVERIFY(openEngine(tiny));
+        const QString first = createContext(QStringLiteral("bash"));
+        const QString second = createContext(QStringLiteral("bash"));
+        QVERIFY(!first.isEmpty() && !second.isEmpty());
+        for (const QString &id : {first, second}) {
+            QVERIFY(runOk(id, QStringLiteral("v=kept")));
+            QVERIFY(runOk(id, QStringLiteral("echo line >> appended-%1.txt").arg(id)));
+            QVERIFY(evict(id));
+        }
+
+        const ExecutionPtr replayed = run(second, QStringLiteral("echo $v"));
+        verifyRestored(replayed, QStringLiteral("kept\n"), 2);
+        const QString why = eventFields(replayed, QStringLiteral("restored"))
+                                .value(QLatin1String("snapshot_error")).toString();
+        QVERIFY2(why.contains(QLatin1String("bound of 16 bytes")), qPrintable(why));
+
+        const ExecutionPtr fresh = run(first, QStringLiteral("echo \"[${v-}]\"; wc -l < appended-%1.txt").arg(first));
+        QVERIFY(fresh);
+        VERIFY_EXEC(fresh->status() == "ok", fresh);
+        QCOMPARE(out(fresh), QStringLiteral("[]\n1\n"));
+        VERIFY_EXEC(!hasEvent(fresh, QStringLiteral("restored")), fresh);
+        const QString reason = eventFields(fresh, QStringLiteral("state_reset"))
+                                   .value(QLatin1String("reason")).toString();
+        QVERIFY2(reason.contains(QLatin1String("never restored by re-running")), qPrintable(reason));
+        QVERIFY2(reason.contains(QLatin1String("bound of 16 bytes")), qPrintable(reason));
+    }
+
+    // Values, imported modules, functions, lambdas and classes defined in cells, and instances
+    // of those classes come back from the snapshot taken when the context was evicted or the
+    // engine stopped cleanly; nothing is run again.
+    void pythonRestoresFromItsSnapshot_data()
+    {
+        QTest::addColumn<bool>("stop");
+        QTest::newRow("evicted") << false;
+        QTest::newRow("clean stop") << true;
+    }
+    void pythonRestoresFromItsSnapshot()
+    {
+        QFETCH(bool, stop);
+        QVERIFY(openEngine(snapshotConfig()));
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral(
+            "import math as m\nx = 41\nsq = lambda v: v * v\n"
+            "def inc(v):\n    return v + 1\n"
+            "class P:\n    def __init__(self, n):\n        self.n = n\n"
+            "    def twice(self):\n        return 2 * self.n\n"
+            "p = P(21)")));
+        QVERIFY(runOk(id, QStringLiteral("open('appended.txt', 'a').write('line\\n')")));
+        if (stop) {
+            contexts().shutdownAll(ContextManager::kExitGrace);
+            QVERIFY(openEngine(snapshotConfig()));
+        } else {
+            QVERIFY(evict(id));
+        }
+
+        verifyRestored(run(id, QStringLiteral(
+                           "print(inc(x), sq(3), p.twice(), P(2).twice(), m.sqrt(16),\n"
+                           "      open('appended.txt').read().count('line'))")),
+                       QStringLiteral("42 9 42 4 4.0 1\n"), 0, QStringLiteral("snapshot"));
+    }
+
+    // An open socket does not serialise: the snapshot names it and the context replays.
+    void pythonSnapshotNamesWhatDoesNotSerialiseAndReplays()
+    {
+        QVERIFY(openEngine(snapshotConfig()));
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("import socket\nconn = socket.socket()\nx = 5")));
+        QVERIFY(evict(id));
+
+        const ExecutionPtr after = run(id, QStringLiteral("print(x, type(conn).__name__)"));
+        verifyRestored(after, QStringLiteral("5 socket\n"), 1);
+        const QString why = eventFields(after, QStringLiteral("restored"))
+                                .value(QLatin1String("snapshot_error")).toString();
+        QVERIFY2(why.contains(QLatin1String("conn (")) && why.contains(QLatin1String("socket")),
+                 qPrintable(why));
+        QVERIFY2(!why.contains(QLatin1String("x (")), qPrintable(why));
+    }
+
+    // A snapshot stands for the history it covers: runs after it are replayed on top of it
+    // when the interpreter is lost without a newer one (here: killed between runs).
+    void runsAfterAPythonSnapshotAreReplayedOnTopOfIt()
+    {
+        QVERIFY(openEngine(snapshotConfig()));
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        QVERIFY(evict(id));
+        QVERIFY(runOk(id, QStringLiteral("x += 1")));
+        const qint64 pid = info(id).pid;
+        QVERIFY(::kill(pid_t(pid), SIGKILL) == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!info(id).resident, kRunTimeout);
+
+        const ExecutionPtr after = run(id, QStringLiteral("print(x)"));
+        QVERIFY(after);
+        QCOMPARE(out(after), QStringLiteral("2\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("mode")).toString(), QStringLiteral("snapshot"));
+        QCOMPARE(restored.value(QLatin1String("snapshot_execution_count")).toInt(), 1);
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 1);
+        QCOMPARE(restored.value(QLatin1String("total")).toInt(), 1);
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), true);
     }
 };
 

@@ -71,6 +71,7 @@ private slots:
     void workersDieWithAKilledServer_data();
     void workersDieWithAKilledServer();
     void restorePolicyIsChosenAtCreation();
+    void shellComesBackFromItsSnapshotAfterAKilledServer();
     void residencyFlagsAreChecked_data();
     void residencyFlagsAreChecked();
     void maxWorkersFlagEvictsTheLeastRecentlyUsed();
@@ -162,13 +163,21 @@ void tst_DurableServer::survivesRestart(bool kill)
     const QJsonObject shown = after.runAndWait(id, show);
     QCOMPARE(shown.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
     QCOMPARE(shown.value(QStringLiteral("stdout")).toString(), expected);
+    // A shell restores from the snapshot taken after the run; Python from the one a clean stop
+    // took; everything else (and Python after a crash) replays the run.
+    const bool snapshot =
+        language == QLatin1String("bash") || (language == QLatin1String("python") && !kill);
     const QJsonObject restored = firstEvent(shown, QStringLiteral("restored"));
-    QCOMPARE(restored.value(QStringLiteral("replayed")).toInt(), 1);
+    QCOMPARE(restored.value(QStringLiteral("mode")).toString(),
+             snapshot ? QStringLiteral("snapshot") : QStringLiteral("replay"));
+    QCOMPARE(restored.value(QStringLiteral("replayed")).toInt(), snapshot ? 0 : 1);
     QCOMPARE(restored.value(QStringLiteral("complete")).toBool(), true);
     QCOMPARE(shown.value(QStringLiteral("execution_count")).toInt(), 2);
-    QCOMPARE(after.get(QStringLiteral("/v1/contexts/") + id).object()
-                 .value(QStringLiteral("state")).toString(),
-             QStringLiteral("idle"));
+    const QJsonObject restoredContext = after.get(QStringLiteral("/v1/contexts/") + id).object();
+    QCOMPARE(restoredContext.value(QStringLiteral("state")).toString(), QStringLiteral("idle"));
+    QCOMPARE(restoredContext.value(QStringLiteral("restored")).toObject()
+                 .value(QStringLiteral("mode")).toString(),
+             restored.value(QStringLiteral("mode")).toString());
 }
 
 void tst_DurableServer::workersDieWithAKilledServer_data()
@@ -216,6 +225,57 @@ void tst_DurableServer::workersDieWithAKilledServer()
     QCOMPARE(::kill(pid_t(server.pid()), SIGKILL), 0);
     server.stop();
     QTRY_COMPARE_WITH_TIMEOUT(ServerProcess::membersOfGroup(group), QList<qint64>(), kWorkerTimeout);
+}
+
+// After SIGKILL of the server the shell is rebuilt from the snapshot taken after its last run
+// that changed it: variables, arrays, functions, aliases, options and cwd, and no cell runs again
+// (the one that appended to a file did so once).
+void tst_DurableServer::shellComesBackFromItsSnapshotAfterAKilledServer()
+{
+    QTemporaryDir dir;
+    const QString dataDir = dir.filePath(QStringLiteral("data"));
+    ServerProcess first;
+    QVERIFY2(first.start({}, {}, dataDir), qPrintable(first.error()));
+    ApiClient before(first.port(), first.token());
+    if (const QString why = before.missingLanguage(QStringLiteral("bash")); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    const QString id = before.createContext(QStringLiteral("bash"));
+    QVERIFY(!id.isEmpty());
+    for (const QString &cell :
+         {QStringLiteral("declare -a arr=(one 'two three'); declare -A map=([k]=v); n=7\n"
+                         "hello() { echo \"hello $1\"; }; alias hi='hello alias'\n"
+                         "set -o pipefail; shopt -s extglob; mkdir -p work && cd work"),
+          QStringLiteral("echo once >> ../appended.txt")}) {
+        const QJsonObject done = before.runAndWait(id, cell);
+        QCOMPARE(done.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    }
+    // Reading the history commits what the history writer holds (see survivesRestart).
+    QCOMPARE(before.get(QStringLiteral("/v1/contexts/%1/executions").arg(id)).status, 200);
+    const qint64 workerPid = before.get(QStringLiteral("/v1/contexts/") + id)
+                                 .object().value(QStringLiteral("pid")).toInteger();
+    QCOMPARE(::kill(pid_t(first.pid()), SIGKILL), 0);
+    first.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!ServerProcess::isAlive(workerPid), kWorkerTimeout);
+
+    ServerProcess second;
+    QVERIFY2(second.start({}, {}, dataDir), qPrintable(second.error()));
+    ApiClient after(second.port(), second.token());
+    const QJsonObject shown = after.runAndWait(
+        id, QStringLiteral("echo \"${arr[1]} ${map[k]} $n ${PWD##*/}\"\nhi\n"
+                           "[[ -o pipefail ]] && shopt -q extglob && echo options\n"
+                           "wc -l < ../appended.txt"));
+    QCOMPARE(shown.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(shown.value(QStringLiteral("stdout")).toString(),
+             QStringLiteral("two three v 7 work\nhello alias\noptions\n1\n"));
+    const QJsonObject restored = firstEvent(shown, QStringLiteral("restored"));
+    QCOMPARE(restored.value(QStringLiteral("mode")).toString(), QStringLiteral("snapshot"));
+    QCOMPARE(restored.value(QStringLiteral("replayed")).toInt(), 0);
+    QCOMPARE(restored.value(QStringLiteral("snapshot_execution_count")).toInt(), 1);
+    const QJsonObject context = after.get(QStringLiteral("/v1/contexts/") + id).object();
+    QCOMPARE(context.value(QStringLiteral("restored")).toObject()
+                 .value(QStringLiteral("mode")).toString(),
+             QStringLiteral("snapshot"));
+    QVERIFY(context.value(QStringLiteral("cwd")).toString().endsWith(QLatin1String("/work")));
 }
 
 void tst_DurableServer::restorePolicyIsChosenAtCreation()
@@ -293,7 +353,9 @@ void tst_DurableServer::maxWorkersFlagEvictsTheLeastRecentlyUsed()
 
     const QJsonObject shown = client.runAndWait(first, QStringLiteral("echo $v"));
     QCOMPARE(shown.value(QStringLiteral("stdout")).toString(), QStringLiteral("first\n"));
-    QCOMPARE(firstEvent(shown, QStringLiteral("restored")).value(QStringLiteral("replayed")).toInt(), 1);
+    QCOMPARE(firstEvent(shown, QStringLiteral("restored")).value(QStringLiteral("mode")).toString(),
+             QStringLiteral("snapshot"));
+    QCOMPARE(firstEvent(shown, QStringLiteral("restored")).value(QStringLiteral("replayed")).toInt(), 0);
     // The second one goes once it is idle (a starting worker is never evicted).
     QVERIFY2(client.waitForContextState(second, QStringLiteral("dormant")),
              client.get(QStringLiteral("/v1/contexts")).body.constData());
