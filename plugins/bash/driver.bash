@@ -553,8 +553,36 @@ __rh_snapx='@(__rh_*|_|BASH|BASHOPTS|BASHPID|BASH_*|COLUMNS|COMP_*|DIRSTACK|EPOC
 __rh_snapl=  # the last snapshot taken: sent again only when the state differs from it
 __rh_snapmax=16777216  # the bound on a snapshot's size (init option snapshot_max_bytes; 0: none)
 
+# Called by a snapshot as it starts: turns on the `set -o` options in $1 and the shopt options
+# in $2 (colon-separated, as $SHELLOPTS and $BASHOPTS had them) and every other one off, but for
+# those the driver owns (line editing, history, job control) and the set -e/-u/... flags, which
+# the snapshot's last lines give back. Taking the two variables costs a capture nothing, where
+# `set +o` and `shopt -p` cost a write per option; the loop here runs once per restore.
+__rh_setopts() {
+    local __rh_o __rh_s IFS=:
+    local -A __rh_on=()
+    for __rh_o in $1 $2; do __rh_on[$__rh_o]=1; done
+    IFS=$' \t\n'
+    builtin set -o >|"$__rh_cell"
+    while builtin read -r __rh_o __rh_s; do
+        case $__rh_o in
+        emacs | vi | history | monitor | allexport | errexit | errtrace | nounset | verbose | \
+            xtrace | functrace | noglob) continue ;;
+        esac
+        if [[ -v __rh_on[$__rh_o] ]]; then builtin set -o "$__rh_o"; else builtin set +o "$__rh_o"; fi
+    done <"$__rh_cell"
+    builtin shopt >|"$__rh_cell"
+    while builtin read -r __rh_o __rh_s; do
+        case $__rh_o in login_shell | restricted_shell) continue ;; esac
+        if [[ -v __rh_on[$__rh_o] ]]; then builtin shopt -s "$__rh_o"; else builtin shopt -u "$__rh_o"; fi
+    done <"$__rh_cell"
+} 2>/dev/null
+
 # Sets __rh_d to the length in bytes of the caller's __rh_s (the locale is local to here).
 __rh_blen() {
+    __rh_d=${#__rh_s}
+    # Characters are bytes in ASCII; switching the locale costs more than this test.
+    [[ $__rh_s == *[![:ascii:]]* ]] || return 0
     local LC_ALL=C
     __rh_d=${#__rh_s}
 }
@@ -576,14 +604,15 @@ __rh_snap() {
     builtin mapfile -t __rh_fn <"$__rh_cell"
     [[ $__rh_x ]] && builtin shopt -u extglob
     {
-        builtin shopt -p
-        builtin set +o
-        builtin printf 'builtin cd -- %q\n' "$PWD"
+        builtin printf '\\__rh_setopts %q %q\nbuiltin cd -- %q\n' "$SHELLOPTS" "$BASHOPTS" "$PWD"
         (( ${#__rh_v[@]} )) && builtin declare -p -- "${__rh_v[@]}"
         if (( ${#__rh_fn[@]} )); then
             builtin declare -f -- "${__rh_fn[@]}"
-            # Export and read-only attributes of functions are not in their definitions.
+            # Export and read-only attributes of functions are not in their definitions
+            # (a plain `declare -f NAME` prints the function, hence the redirection).
+            builtin printf '{\n'
             builtin declare -pF -- "${__rh_fn[@]}"
+            builtin printf '} >/dev/null\n'
         fi
         builtin alias -p
         builtin umask -p
@@ -964,7 +993,7 @@ exit() {
 
 builtin readonly -f __rh_js __rh_jsu __rh_send __rh_log __rh_mark __rh_read __rh_unesc __rh_parse \
     __rh_idjs __rh_hello __rh_reply_error __rh_validname __rh_env __rh_restore __rh_begin \
-    __rh_started __rh_shown __rh_finish __rh_blen __rh_snap __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
+    __rh_started __rh_shown __rh_finish __rh_setopts __rh_blen __rh_snap __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
     __rh_next __rh_post \
     exit
 builtin declare -r PROMPT_COMMAND='{ \__rh_post; } 2>/dev/null' __rh_bell __rh_cell __rh_spool
