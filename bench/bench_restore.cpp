@@ -8,8 +8,15 @@
 // replayed too, so a row replays N + 1. N = 0 is close to the cost of starting a worker alone,
 // so the difference between rows is the replay.
 //
+// Two engines: one as shipped, where Bash and Python restore from a snapshot (Bash's taken after
+// every run, Python's when the context is evicted), and one with snapshots turned off
+// (snapshot_max_bytes 0), where every language replays. Rows `restore/<language>/replayed:N`
+// come from the second, `restore/<language>/snapshot:N` from the first, beside them at the same
+// N: a snapshot restore should not grow with N, a replay does.
+//
 // Counters per iteration: `restore_ms`, the duration the run's "restored" event reports (worker
-// start and replay); `run_ms`, the whole run, wall clock (also the Time column).
+// start and restore); `run_ms`, the whole run, wall clock (also the Time column); `replayed`,
+// the executions the restore ran again (0 for a snapshot).
 //
 // Environment: REPLHOST_BENCH_LANGUAGES, a comma-separated subset of python,bash,perl,
 // javascript,java (default: all of them).
@@ -21,6 +28,7 @@
 
 #include <QCoreApplication>
 #include <QEventLoop>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -41,22 +49,27 @@ struct Language {
     const char *defineFormat;  // %1: a number; defines a variable named after it
     const char *probe;         // a trivial run
     int iterations;
+    bool snapshots;            // restores from a snapshot as shipped
 };
 
 constexpr Language kLanguages[] = {
-    {"python", "x%1 = %1", "0", 10},
-    {"bash", "x%1=%1", ":", 10},
-    {"perl", "our $x%1 = %1;", "0;", 10},
-    {"javascript", "var x%1 = %1", "0", 10},
-    {"java", "int x%1 = %1;", "0", 3},
+    {"python", "x%1 = %1", "0", 10, true},
+    {"bash", "x%1=%1", ":", 10, true},
+    {"perl", "our $x%1 = %1;", "0;", 10, false},
+    {"javascript", "var x%1 = %1", "0", 10, false},
+    {"java", "int x%1 = %1;", "0", 3, false},
 };
 
 constexpr int kHistoryLengths[] = {0, 10, 100};
+constexpr int kSnapshotHistoryLengths[] = {10, 100, 1000};
 
-// One engine for the whole program, on a temporary data directory.
+// One engine per way of restoring, each on a temporary data directory of its own.
 struct Bench {
-    QTemporaryDir dataDir;
-    std::unique_ptr<core::Engine> engine;
+    QTemporaryDir snapshotDir;
+    QTemporaryDir replayDir;
+    std::unique_ptr<core::Engine> snapshotEngine;
+    std::unique_ptr<core::Engine> replayEngine;
+    core::Engine *engine = nullptr;  // the one the running row uses
 };
 
 Bench &bench()
@@ -97,8 +110,10 @@ bool evictAndSettle(const QString &contextId)
     return true;
 }
 
-void restoreDormantContext(benchmark::State &state, const Language &language, int history)
+void restoreDormantContext(benchmark::State &state, const Language &language, int history,
+                           core::Engine *engine)
 {
+    bench().engine = engine;
     core::CreateContextRequest create;
     create.language = QString::fromLatin1(language.id);
     auto context = bench().engine->contexts().create(create);
@@ -124,6 +139,7 @@ void restoreDormantContext(benchmark::State &state, const Language &language, in
 
     double restoreMs = 0;
     double runMs = 0;
+    double replayed = 0;
     for (auto _ : state) {
         state.PauseTiming();
         if (!evictAndSettle(id)) {
@@ -140,14 +156,16 @@ void restoreDormantContext(benchmark::State &state, const Language &language, in
         }
         runMs += std::chrono::duration<double, std::milli>(end - begin).count();
         for (const sdk::Event &event : run->events()) {
-            if (event.type == QLatin1String("restored"))
+            if (event.type == QLatin1String("restored")) {
                 restoreMs += event.fields.value(QLatin1String("duration_ms")).toDouble();
+                replayed += event.fields.value(QLatin1String("replayed")).toDouble();
+            }
         }
     }
     const double n = double(state.iterations());
     state.counters["restore_ms"] = n > 0 ? restoreMs / n : 0;
     state.counters["run_ms"] = n > 0 ? runMs / n : 0;
-    state.counters["replayed"] = history + 1;
+    state.counters["replayed"] = n > 0 ? replayed / n : 0;
     (void)bench().engine->contexts().remove({}, id);
 }
 
@@ -164,38 +182,57 @@ int main(int argc, char **argv)
     QCoreApplication app(argc, argv);
     benchmark::Initialize(&argc, argv);
 
-    core::EngineConfig config;
-    config.dataDir = bench().dataDir.path();
-    config.pluginPaths = {QStringLiteral(REPLHOST_BENCH_PLUGIN_DIR)};
-    config.warmPoolSize = 0;  // worker starts are measured cold here; bench_pool measures the pool
-    auto engine = core::Engine::open(config);
-    if (!engine) {
-        std::fprintf(stderr, "cannot open the engine: %s\n", qPrintable(engine.error().message));
-        return 1;
+    for (const bool snapshots : {true, false}) {
+        core::EngineConfig config;
+        config.dataDir = snapshots ? bench().snapshotDir.path() : bench().replayDir.path();
+        config.pluginPaths = {QStringLiteral(REPLHOST_BENCH_PLUGIN_DIR)};
+        config.warmPoolSize = 0;  // worker starts are measured cold here; bench_pool measures the pool
+        if (!snapshots) {
+            for (const Language &language : kLanguages)
+                config.languageSettings.insert(
+                    QString::fromLatin1(language.id),
+                    QJsonObject{{QStringLiteral("snapshot_max_bytes"), 0}});
+        }
+        auto engine = core::Engine::open(config);
+        if (!engine) {
+            std::fprintf(stderr, "cannot open the engine: %s\n", qPrintable(engine.error().message));
+            return 1;
+        }
+        (snapshots ? bench().snapshotEngine : bench().replayEngine) = std::move(*engine);
     }
-    bench().engine = std::move(*engine);
 
     for (const Language &language : kLanguages) {
         if (!wanted(language.id))
             continue;
-        if (auto plugin = bench().engine->plugins().resolve(QString::fromLatin1(language.id)); !plugin) {
+        if (auto plugin = bench().replayEngine->plugins().resolve(QString::fromLatin1(language.id));
+            !plugin) {
             std::fprintf(stderr, "skipping %s: %s\n", language.id,
                          qPrintable(plugin.error().message));
             continue;
         }
-        for (int history : kHistoryLengths) {
-            const std::string name = std::string("restore/") + language.id + "/replayed:"
+        const auto add = [&language](const char *mode, int history, core::Engine *engine) {
+            const std::string name = std::string("restore/") + language.id + "/" + mode + ":"
                                      + std::to_string(history);
-            benchmark::RegisterBenchmark(name.c_str(), [&language, history](benchmark::State &s) {
-                restoreDormantContext(s, language, history);
+            benchmark::RegisterBenchmark(name.c_str(), [&language, history, engine](benchmark::State &s) {
+                restoreDormantContext(s, language, history, engine);
             })
                 ->Iterations(language.iterations)
                 ->Unit(benchmark::kMillisecond)
                 ->UseRealTime();
+        };
+        if (language.snapshots) {
+            for (int history : kSnapshotHistoryLengths) {
+                add("replayed", history, bench().replayEngine.get());
+                add("snapshot", history, bench().snapshotEngine.get());
+            }
+        } else {
+            for (int history : kHistoryLengths)
+                add("replayed", history, bench().replayEngine.get());
         }
     }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-    bench().engine.reset();
+    bench().snapshotEngine.reset();
+    bench().replayEngine.reset();
     return 0;
 }
