@@ -577,8 +577,13 @@ void Context::snapshotRestored(const QJsonObject &reply)
     const bool afterRun = snapshotCapability() == QLatin1String("after_run");
     m_snapshotRestore.reset();
     const QString cwd = reply.value(QLatin1String("cwd")).toString();
-    if (!cwd.isEmpty())
+    if (!cwd.isEmpty()) {
         m_record.cwd = cwd;
+        // A pooled worker still to be bound is bound to where the snapshot left it, not to
+        // where a replay would have started.
+        if (!m_bindCwd.isEmpty())
+            m_bindCwd = cwd;
+    }
     for (const QJsonValue &lost : reply.value(QLatin1String("lost")).toArray())
         m_restorePart.lost.append(lost.toString());
     if (afterRun) {

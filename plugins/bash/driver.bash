@@ -595,8 +595,19 @@ __rh_blen() {
 # set -e/-u/... flags last, so the script itself runs under the driver's.
 __rh_snap() {
     (( __rh_snapmax )) || return 0
-    local __rh_x= __rh_s __rh_jobs __rh_lost= __rh_n
+    local __rh_x= __rh_s __rh_jobs __rh_lost= __rh_n __rh_fl __rh_xt= __rh_end='# end of snapshot'
     local -a __rh_v=() __rh_fn=() __rh_a=()
+    # Under a file size limit (RLIMIT_FSIZE) a capture past it would end the shell with
+    # SIGXFSZ: the signal is ignored while capturing (the user's disposition is put back, in
+    # the shell and in the snapshot), and a capture cut short lacks its last line.
+    builtin ulimit -f >|"$__rh_cell"
+    IFS= builtin read -r __rh_fl <"$__rh_cell"
+    if [[ $__rh_fl != unlimited ]]; then
+        builtin trap -p XFSZ >|"$__rh_cell"
+        IFS= builtin read -r -d '' __rh_xt <"$__rh_cell"
+        __rh_xt=${__rh_xt:-builtin trap - XFSZ}
+        builtin trap '' XFSZ
+    fi
     builtin shopt -q extglob || { __rh_x=1; builtin shopt -s extglob; }
     builtin compgen -v -X "$__rh_snapx" >|"$__rh_cell"
     builtin mapfile -t __rh_v <"$__rh_cell"
@@ -617,12 +628,22 @@ __rh_snap() {
         builtin alias -p
         builtin umask -p
         builtin trap -p
+        [[ $__rh_xt ]] && builtin printf '%s\n' "$__rh_xt"
         builtin printf '%s\n' "${__rh_ut:-builtin trap - INT}" "builtin set +aeEuvxTf"
         [[ ${__rh_uo//[!aeEuvxTf]/} ]] && builtin printf 'builtin set -%s\n' "${__rh_uo//[!aeEuvxTf]/}"
         builtin jobs -p
+        builtin printf '%s\n' "$__rh_end"
     } >|"$__rh_cell" 2>/dev/null
+    [[ $__rh_xt ]] && builtin eval "$__rh_xt"
     builtin mapfile -d '' __rh_a <"$__rh_cell"
     __rh_s=${__rh_a[0]-}
+    if [[ $__rh_s != *"$__rh_end"$'\n' ]]; then
+        [[ $__rh_snapl == "$__rh_end" ]] && return 0
+        __rh_snapl=$__rh_end
+        __rh_send "{\"type\":\"snapshot\",\"id\":$1,\"format\":\"bash-source\",\"error\":\"the shell's state does not fit the worker's file size limit ($__rh_fl KiB)\",\"lost\":[]}"
+        return 0
+    fi
+    __rh_s=${__rh_s%"$__rh_end"$'\n'}
     # Background jobs are processes, not state: the pids at the end say how many are lost.
     __rh_jobs=${__rh_s##*builtin set +aeEuvxTf$'\n'}
     __rh_jobs=${__rh_jobs#builtin set -*$'\n'}

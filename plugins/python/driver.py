@@ -1211,16 +1211,6 @@ def _pickler():
         return "python-pickle", pickle
 
 
-class _RefusesMain(__import__("pickle").Unpickler):
-    # The standard pickle stores a function or class of __main__ by name, which a
-    # fresh interpreter does not have: such a pickle is not a snapshot.
-    def find_class(self, module, name):
-        if module == "__main__":
-            raise __import__("pickle").UnpicklingError(
-                "%s is defined in a cell (python3-dill keeps those)" % name)
-        return super().find_class(module, name)
-
-
 def _snapshot_payload():
     modules, values = {}, {}
     for name, value in list(_ns.items()):
@@ -1237,7 +1227,16 @@ def _dumps(pickler, fmt, obj):
     import io
     data = pickler.dumps(obj, protocol=5)
     if fmt == "python-pickle":
-        _RefusesMain(io.BytesIO(data)).load()
+        # The standard pickle stores a function or class of __main__ by name, which
+        # a fresh interpreter does not have: such a pickle is not a snapshot. (Made
+        # here, not at start-up: the driver imports pickle only when it is asked.)
+        class RefusesMain(pickler.Unpickler):
+            def find_class(self, module, name):
+                if module == "__main__":
+                    raise pickler.UnpicklingError(
+                        "%s is defined in a cell (python3-dill keeps those)" % name)
+                return super().find_class(module, name)
+        RefusesMain(io.BytesIO(data)).load()
     return data
 
 
