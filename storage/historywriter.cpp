@@ -70,6 +70,7 @@ public:
     void enqueue(Write write, qint64 heldBytes = 0);
     void run();
     void writeBatch(const std::vector<Write> &batch);
+    void announce(const std::vector<Write> &batch);
     Result<void> apply(const Write &write);
 
     // Opened on the caller's thread by open(), then used only by `thread` (and destroyed after it
@@ -77,6 +78,10 @@ public:
     std::unique_ptr<Store> store;
     std::chrono::milliseconds interval{0};  // constant after open()
     std::thread thread;
+
+    // Held while the listener runs, so replacing it waits for a call in progress.
+    std::mutex listenerMutex;
+    CommitListener listener;
 
     std::mutex mutex;
     std::condition_variable wake;       // for the writer: writes queued, a flush, or stop
@@ -91,6 +96,7 @@ public:
     quint64 flushTarget = 0;  // highest queuedCount a flush() waits for
     qint64 queueBytes = 0;     // held by the writes in queue
     qint64 inFlightBytes = 0;  // held by the batch being written
+    bool endQueued = false;    // queue holds an execution's end: commit without waiting
     bool stopping = false;
     QString lastError;
 
@@ -118,8 +124,10 @@ void HistoryWriter::Private::enqueue(Write write, qint64 heldBytes)
         ++queuedCount;
         const bool crossedBytes = queueBytes < kBatchBytes && queueBytes + heldBytes >= kBatchBytes;
         queueBytes += heldBytes;
+        const bool firstEnd = !endQueued && std::holds_alternative<FinishExecution>(queue.back());
+        endQueued = endQueued || firstEnd;
         // The writer needs waking only to start its interval or to cut it short.
-        notify = queue.size() == 1 || queue.size() == kBatchSize || crossedBytes;
+        notify = queue.size() == 1 || queue.size() == kBatchSize || crossedBytes || firstEnd;
     }
     if (notify)
         wake.notify_one();
@@ -133,14 +141,17 @@ void HistoryWriter::Private::run()
         if (queue.empty())
             return;  // stopping, and everything queued is written
         wake.wait_until(lock, oldestQueuedAt + interval, [this] {
-            return stopping || queue.size() >= kBatchSize || queueBytes >= kBatchBytes
-                    || flushTarget > doneCount;
+            return stopping || endQueued || queue.size() >= kBatchSize
+                    || queueBytes >= kBatchBytes || flushTarget > doneCount;
         });
         std::vector<Write> batch;
         batch.swap(queue);
         inFlightBytes = std::exchange(queueBytes, 0);
+        const bool hasEnds = std::exchange(endQueued, false);
         lock.unlock();
         writeBatch(batch);
+        if (hasEnds)
+            announce(batch);
         const std::size_t written = batch.size();
         batch.clear();  // what the writes held is freed before their bytes are given back
         lock.lock();
@@ -178,6 +189,18 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
             [this](const SaveSnapshot &w) { return store->saveSnapshot(w.snapshot); },
         },
         write);
+}
+
+void HistoryWriter::Private::announce(const std::vector<Write> &batch)
+{
+    QStringList ids;
+    for (const Write &write : batch) {
+        if (const auto *finish = std::get_if<FinishExecution>(&write))
+            ids.append(finish->id);
+    }
+    std::lock_guard lock(listenerMutex);
+    if (listener)
+        listener(ids);
 }
 
 void HistoryWriter::Private::writeBatch(const std::vector<Write> &batch)
@@ -342,6 +365,12 @@ void HistoryWriter::flush()
     d->flushTarget = std::max(d->flushTarget, target);
     d->wake.notify_one();
     d->committed.wait(lock, [this, target] { return d->doneCount >= target; });
+}
+
+void HistoryWriter::setCommitListener(CommitListener listener)
+{
+    std::lock_guard lock(d->listenerMutex);
+    d->listener = std::move(listener);
 }
 
 qint64 HistoryWriter::heldBytes() const

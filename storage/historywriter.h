@@ -6,15 +6,23 @@
 #include <replhost/sdk/result.h>
 
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 #include <memory>
 
 namespace replhost::storage {
 
-// Keeps persistence off the hot path: execution starts, events and ends are queued here and
-// written by one background thread with its own connection, in batches (group commit), so an
-// execution never waits for the disk (short of output that outruns it: see Memory). A crash loses at most the last batch, never consistency.
+// Keeps persistence off the engine's thread: execution starts, events and ends are queued here
+// and written by one background thread with its own connection, in batches (group commit).
+//
+// Durability: an execution's end (finishExecution) is what clients are told, so it is committed
+// as soon as the writer has it: the writer wakes at once instead of waiting for its interval, and
+// everything queued meanwhile (other runs' ends, output, usage updates) joins that transaction,
+// so concurrent runs share one commit. After each batch's transaction the commit listener gets
+// the ids of the executions whose end it held. Other writes wait at most the interval. WAL with
+// synchronous=NORMAL: a commit survives a crash of the process at once, and a power loss once
+// SQLite has checkpointed it (or the WAL reached the disk); a crash never breaks consistency.
 //
 // Memory: the queue is bounded by the bytes of the events it holds (event JSON, or what
 // appendEvent's `heldBytes` says). A write that would go beyond the bound waits, in the calling
@@ -52,6 +60,16 @@ public:
 
     // Blocks until everything queued before the call is committed.
     void flush();
+
+    // Called on the writer's thread after each batch whose writes include execution ends, with
+    // the ids of those executions, in the order their ends were queued; before flush() waiters
+    // are released, so a flush() returns only after the listener has been called for every end
+    // it waited for. Called whether the batch committed or failed (see failedWrites(): a client
+    // is never left waiting because the disk refused a write). The listener must not call back
+    // into the writer. Setting another (or none) waits for a call in progress to return, so once
+    // setCommitListener({}) returns the old listener is never called again.
+    using CommitListener = std::function<void(const QStringList &executionIds)>;
+    void setCommitListener(CommitListener listener);
 
     // The bound on what queued and in-flight events hold (see Memory above), and what they hold
     // now. A write waits while it would take heldBytes() past the bound, unless nothing else is

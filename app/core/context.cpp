@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context.h"
 
+#include "commitbarrier.h"
 #include "jsonwriter.h"
 #include "pluginregistry.h"
 #include "residencylimiter.h"
@@ -752,8 +753,8 @@ void Context::pump()
 
 void Context::deliver(const ExecutionPtr &execution, const Event &event)
 {
-    const bool isDone = event.kind == Event::Kind::Done;
-    if (!isDone) {
+    Q_ASSERT(event.kind != Event::Kind::Done);  // conclude() ends an execution
+    {
         const qint64 size = outputSize(event);
         const qint64 cap = m_running.limits.outputBytes;  // 0: no cap
         if (size > 0 && cap > 0 && m_runningOutput + size > cap) {
@@ -790,12 +791,30 @@ void Context::deliver(const ExecutionPtr &execution, const Event &event)
         }
         m_runningOutput += size;
     }
+    record(execution, event);
+    execution->addEvent(event);
+}
+
+void Context::record(const ExecutionPtr &execution, const Event &event)
+{
     // The JSON for history is built on the writer's thread, off the round trip. The writer
     // holds the event until then: its size lets the writer bound what it holds.
     m_manager->m_writer->appendEvent(execution->id(), execution->eventCount(),
                                      [event] { return JsonWriter::eventJson(event); },
                                      Execution::memoryEstimate(event));
-    execution->addEvent(event);
+}
+
+void Context::conclude(const ExecutionPtr &execution, const Event &done, qint64 outputBytes,
+                       bool truncated)
+{
+    // The done is recorded now and announced once committed (CommitBarrier): the writer commits
+    // an end as soon as it has it, together with everything queued before it.
+    const qint64 durationMs = execution->startedAt().msecsTo(QDateTime::currentDateTimeUtc());
+    record(execution, done);
+    m_manager->m_writer->finishExecution(execution->id(),
+                                         done.fields.value(QLatin1String("status")).toString(),
+                                         durationMs, outputBytes, truncated);
+    m_manager->m_completions->hold(execution, done, durationMs);
 }
 
 void Context::onSessionEvent(const Event &event)
@@ -859,14 +878,11 @@ void Context::finish(const ExecutionPtr &execution, const Event &done)
         m_record.cwd = cwd;
     const bool stateLost = final.fields.value(QLatin1String("state_lost")).toBool();
 
-    deliver(execution, final);
-    // The execution took its status from this done (a look-up saved here).
-    m_manager->m_writer->finishExecution(execution->id(), execution->status(),
-                                         execution->durationMs(), m_runningOutput,
-                                         m_runningTruncated);
+    // Queued before the end, so that the commit that announces the run also holds the cwd and
+    // count a restore starts from.
     m_manager->m_writer->updateContextUsage(m_record.id, m_record.executionCount, m_record.cwd,
                                             m_record.lastUsedAt);
-    m_manager->remember(execution);
+    conclude(execution, final, m_runningOutput, m_runningTruncated);
     m_running = {};
     touch();
     if (stateLost) {
@@ -904,11 +920,10 @@ void Context::abort(const Pending &pending, const QString &ename, const QString 
         m_manager->m_writer->insertExecution(row);
     }
     deliver(execution, Event::error(execution->id(), ename, evalue));
-    deliver(execution, Event::done(execution->id(), QStringLiteral("aborted"),
-                                   {{QStringLiteral("state_lost"), wasRunning}}));
-    m_manager->m_writer->finishExecution(execution->id(), QStringLiteral("aborted"),
-                                         execution->durationMs(), 0, false);
-    m_manager->remember(execution);
+    conclude(execution,
+             Event::done(execution->id(), QStringLiteral("aborted"),
+                         {{QStringLiteral("state_lost"), wasRunning}}),
+             0, false);
 }
 
 void Context::onSessionFailed(const QString &message)

@@ -114,7 +114,14 @@ private:
     void onSessionFailed(const QString &message);
     void onSessionTerminated(bool expected, const QString &reason);
     void finish(const ExecutionPtr &execution, const sdk::Event &done);
+    // An event of the running execution (not its done): recorded, then added to the execution.
     void deliver(const ExecutionPtr &execution, const sdk::Event &event);
+    // Queues `event` for the history.
+    void record(const ExecutionPtr &execution, const sdk::Event &event);
+    // Ends `execution` with `done`: records it and its end, and hands the done to the commit
+    // barrier, which adds it to the execution once the writer has committed them.
+    void conclude(const ExecutionPtr &execution, const sdk::Event &done, qint64 outputBytes,
+                  bool truncated);
     void abort(const Pending &pending, const QString &ename, const QString &evalue);
     void dropSession();
     // Disconnects the session and deletes it later; nothing else.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "contextmanager.h"
 
+#include "commitbarrier.h"
 #include "context.h"
 #include "envlayers.h"
 #include "pluginregistry.h"
@@ -110,6 +111,8 @@ ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *wr
     , m_finishedKept(finishedExecutionsKept)
     , m_executionIdPrefix(newId())
 {
+    m_completions = new CommitBarrier(
+            m_writer, [this](const ExecutionPtr &execution) { remember(execution); }, this);
     m_residency = new ResidencyLimiter(m_contexts, this);
     m_residency->setLimits(64, 0);
     // Pooled workers are started as workers of the default workspace would be.
@@ -142,6 +145,7 @@ void ContextManager::removeWorkspaceContexts(const QString &workspaceId)
     // The aborted runs are recorded before the workspace's rows (and with them the history)
     // are deleted, so the writer never writes rows for a context that no longer exists.
     m_writer->flush();
+    m_completions->releaseCommitted();
     for (Context *context : doomed) {
         const QString id = context->record().id;
         const QString wsName = context->workspaceName();
@@ -331,6 +335,7 @@ Result<void> ContextManager::remove(const QString &workspace, const QString &id)
     Context *context = *found;
     context->stop(QStringLiteral("the context was deleted"));
     m_writer->flush();  // its history rows must exist before the cascade deletes them
+    m_completions->releaseCommitted();
     if (auto r = m_store->deleteContext(id); !r)
         return r;
     m_contexts.remove(id);
@@ -766,8 +771,8 @@ void ContextManager::shutdownAll(std::chrono::milliseconds grace)
     }
     for (Context *context : std::as_const(m_contexts))
         context->stop(shutdownReason());
-    if (m_writer)
-        m_writer->flush();
+    m_writer->flush();
+    m_completions->releaseCommitted();  // the loop may not turn again to announce them
 }
 
 } // namespace replhost::core

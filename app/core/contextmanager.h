@@ -24,6 +24,7 @@ namespace replhost::storage { class Store; class HistoryWriter; }
 
 namespace replhost::core {
 
+class CommitBarrier;
 class Context;
 class PluginRegistry;
 class ResidencyLimiter;
@@ -84,7 +85,9 @@ struct RunRequest {
 // Contexts: live, stateful interpreters, each in a workspace, with their own env layer, cwd and
 // execution queue. Runs in one context execute one at a time in FIFO order; different contexts
 // run in parallel. Every event of every execution is forwarded to subscribers (executionStarted
-// gives the Execution; connect to its signals) and persisted through the HistoryWriter.
+// gives the Execution; connect to its signals) and persisted through the HistoryWriter. An
+// execution's done (and executionFinished) comes only once its history is committed
+// (CommitBarrier): a client told that a run finished finds it after a crash.
 //
 // Errors (Error::code): "bad_request", "not_found", "unknown_language", "unavailable",
 // "limit_reached" (creating a context, the default one of run() by language included, in a
@@ -245,6 +248,7 @@ private:
     int m_finishedKept;
     QHash<QString, Context *> m_contexts;  // owned (QObject children)
     ResidencyLimiter *m_residency = nullptr;  // owned (QObject child)
+    CommitBarrier *m_completions = nullptr;   // owned (QObject child)
     WarmPool *m_pool = nullptr;               // owned (QObject child)
     SandboxSupport m_sandbox;
     QHash<QString, ExecutionPtr> m_executions;

@@ -119,7 +119,7 @@ void Execution::trimWindow()
     }
 }
 
-void Execution::addEvent(const Event &event)
+void Execution::addEvent(const Event &event, qint64 durationMs)
 {
     if (m_finished)
         return;  // nothing follows Done
@@ -130,7 +130,8 @@ void Execution::addEvent(const Event &event)
     if (event.kind == Event::Kind::Done) {
         m_finished = true;
         m_status = event.fields.value(QLatin1String("status")).toString();
-        m_durationMs = m_startedAt.msecsTo(QDateTime::currentDateTimeUtc());
+        m_durationMs = durationMs >= 0 ? durationMs
+                                       : m_startedAt.msecsTo(QDateTime::currentDateTimeUtc());
     }
     const int index = eventCount() - 1;
     // Trimmed after the signal, so that the event is still in memory for its subscribers.

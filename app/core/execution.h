@@ -78,7 +78,9 @@ public:
     // one), reading older ones through `archive`, which must hold every event added from here on
     // by the time a reader asks for it.
     void keepRecentOnly(EventArchive archive, qint64 windowBytes);
-    void addEvent(const sdk::Event &event);  // a Done event finishes the execution
+    // A Done event finishes the execution; its duration is `durationMs` when >= 0 (what was
+    // recorded in the history when the done came), else the time from start until now.
+    void addEvent(const sdk::Event &event, qint64 durationMs = -1);
     // Makes this a finished execution read back from the history: its status, timing and the
     // events that were kept. It emits nothing, and nothing can be added afterwards.
     void restore(const QString &status, int executionCount, const QDateTime &startedAt,

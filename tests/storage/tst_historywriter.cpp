@@ -10,6 +10,8 @@
 #include <QTest>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -48,6 +50,8 @@ private slots:
     void writerAssignsSeqPerContext();
     void writerCommitsWithinTheIntervalWithoutFlush();
     void fullBatchCommitsWithoutWaitingForTheInterval();
+    void executionEndIsCommittedWithoutWaitingForTheInterval();
+    void endsQueuedTogetherShareOneCommit();
     void destructorWritesWhatIsQueued();
     void flushWithNothingQueuedReturns();
     void writerSurvivesConcurrentProducers();
@@ -99,6 +103,86 @@ void TstHistoryWriter::addContext(const QString &id)
     c.createdAt = 1;
     c.lastUsedAt = 1;
     QVERIFY_OK(m_store->insertContext(c));
+}
+
+// An interval far beyond the test's length: only the end of an execution makes the writer
+// commit, and the listener hears of it with everything queued before it already committed.
+void TstHistoryWriter::executionEndIsCommittedWithoutWaitingForTheInterval()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    std::mutex mutex;
+    std::condition_variable heard;
+    QList<QStringList> batches;
+    QStringList statusAtCommit;
+    w.setCommitListener([&](const QStringList &ids) {
+        // What another connection sees now (one of its own: a Store keeps to its thread).
+        QString status;
+        if (auto reader = Store::open(dbPath()); reader) {
+            if (auto stored = (*reader)->execution(ids.value(0)); stored && stored->has_value())
+                status = stored->value().status;
+        }
+        std::lock_guard lock(mutex);
+        batches.append(ids);
+        statusAtCommit.append(status);
+        heard.notify_all();
+    });
+    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+    w.appendEvent(makeEvent(QStringLiteral("e1"), 0));
+    w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 3, 0, false);
+    {
+        std::unique_lock lock(mutex);
+        QVERIFY(heard.wait_for(lock, std::chrono::seconds(30), [&] { return !batches.isEmpty(); }));
+    }
+    QCOMPARE(batches, QList<QStringList>{{QStringLiteral("e1")}});
+    QCOMPARE(statusAtCommit, QStringList{QStringLiteral("ok")});
+    auto events = m_store->events(QStringLiteral("e1"));
+    QVERIFY_OK(events);
+    QCOMPARE(events->size(), 1);
+    w.setCommitListener({});
+}
+
+// Group commit: ends queued while the writer is busy are committed together and announced in
+// one call, in the order they were queued.
+void TstHistoryWriter::endsQueuedTogetherShareOneCommit()
+{
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    HistoryWriter &w = **writer;
+    std::mutex mutex;
+    QList<QStringList> batches;
+    std::atomic<bool> release{false};
+    w.setCommitListener([&](const QStringList &ids) {
+        std::lock_guard lock(mutex);
+        batches.append(ids);
+    });
+    // The first batch holds the writer (its JSON is made on the writer's thread) until every
+    // other end is queued.
+    w.insertExecution(newExecution(QStringLiteral("e0"), QStringLiteral("c1")));
+    w.appendEvent(QStringLiteral("e0"), 0, [&release] {
+        while (!release.load())
+            std::this_thread::yield();
+        return QByteArray("{}");
+    });
+    w.finishExecution(QStringLiteral("e0"), QStringLiteral("ok"), 1, 0, false);
+    QStringList later;
+    for (int i = 1; i <= 5; ++i) {
+        const QString id = QStringLiteral("e%1").arg(i);
+        later.append(id);
+        w.insertExecution(newExecution(id, QStringLiteral("c1")));
+        w.finishExecution(id, QStringLiteral("ok"), 1, 0, false);
+    }
+    release = true;
+    w.flush();
+    std::lock_guard lock(mutex);
+    QStringList all;
+    for (const QStringList &batch : std::as_const(batches))
+        all += batch;
+    QCOMPARE(all, QStringList{QStringLiteral("e0")} + later);
+    // Whichever writes the first batch took, the rest waited behind it and went in one more.
+    QVERIFY2(batches.size() <= 2, qPrintable(QString::number(batches.size())));
+    w.setCommitListener({});
 }
 
 void TstHistoryWriter::queuedEventsStayWithinTheBound()

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commitbarrier.h"
+
+#include "storage/historywriter.h"
+
+#include <QCoreApplication>
+
+namespace replhost::core {
+
+CommitBarrier::CommitBarrier(storage::HistoryWriter *writer,
+                             std::function<void(const ExecutionPtr &)> released, QObject *parent)
+    : QObject(parent), m_writer(writer), m_released(std::move(released))
+{
+    // On the writer's thread: one queued call per batch carries its ids here. Posting to this
+    // object is safe there because the destructor detaches the listener (waiting for a call in
+    // progress) before the object goes.
+    m_writer->setCommitListener([this](const QStringList &ids) {
+        QMetaObject::invokeMethod(this, [this, ids] { release(ids); }, Qt::QueuedConnection);
+    });
+}
+
+CommitBarrier::~CommitBarrier()
+{
+    m_writer->setCommitListener({});
+}
+
+void CommitBarrier::hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs)
+{
+    m_held.insert(execution->id(), Held{execution, done, durationMs});
+}
+
+void CommitBarrier::releaseCommitted()
+{
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+}
+
+void CommitBarrier::release(const QStringList &executionIds)
+{
+    for (const QString &id : executionIds) {
+        // Ends not held here (there are none today) are simply not announced twice.
+        const auto it = m_held.find(id);
+        if (it == m_held.end())
+            continue;
+        const Held held = std::move(it.value());
+        m_held.erase(it);
+        held.execution->addEvent(held.done, held.durationMs);
+        m_released(held.execution);
+    }
+}
+
+} // namespace replhost::core

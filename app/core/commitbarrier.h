@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "execution.h"
+
+#include <replhost/sdk/event.h>
+
+#include <QHash>
+#include <QObject>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+
+namespace replhost::storage { class HistoryWriter; }
+
+namespace replhost::core {
+
+using ExecutionPtr = std::shared_ptr<Execution>;
+
+// Holds back an execution's completion until its history is committed: "done" is what every
+// client takes as "it happened" (the end of an SSE stream, the ?wait=true document, E2B's
+// end_of_execution, OpenSandbox's execution_complete, the workbench's status, the CLI's exit),
+// so it reaches the Execution only once the writer has committed the execution's row, its
+// events and its context's usage. Output events are not held: a stream shows them as they come.
+//
+// The context queues the execution's end with the writer (HistoryWriter::finishExecution) and
+// hands the done to hold(); the writer commits at once (its listener below runs on the writer's
+// thread and posts the committed ids to this object's thread), and then the done is added to
+// the Execution and `released` is called. The engine thread never waits for the disk.
+//
+// Threading: lives in the engine thread; hold() and releaseCommitted() are called there. The
+// writer must outlive this object (the destructor detaches its listener).
+class CommitBarrier : public QObject {
+    Q_OBJECT
+public:
+    // `released` runs on this object's thread for every execution once its done was added.
+    CommitBarrier(storage::HistoryWriter *writer,
+                  std::function<void(const ExecutionPtr &)> released, QObject *parent = nullptr);
+    ~CommitBarrier() override;
+
+    // `execution` ends with `done` (taking `durationMs` as its duration) when the writer has
+    // committed its end. Call after queueing the end with the writer.
+    void hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs);
+    // After HistoryWriter::flush(): releases now, without the event loop, what the writer has
+    // committed (at exit, when the loop may not turn again).
+    void releaseCommitted();
+    // How many executions wait for their commit.
+    int held() const { return int(m_held.size()); }
+
+private:
+    void release(const QStringList &executionIds);
+
+    struct Held {
+        ExecutionPtr execution;
+        sdk::Event done;
+        qint64 durationMs = -1;
+    };
+    storage::HistoryWriter *m_writer;
+    std::function<void(const ExecutionPtr &)> m_released;
+    QHash<QString, Held> m_held;
+};
+
+} // namespace replhost::core
