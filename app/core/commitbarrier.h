@@ -45,8 +45,9 @@ public:
     // After HistoryWriter::flush(): releases now, without the event loop, what the writer has
     // committed (at exit, when the loop may not turn again).
     void releaseCommitted();
-    // How many executions wait for their commit.
+    // How many executions wait for their commit, and whether `executionId` does.
     int held() const { return int(m_held.size()); }
+    bool isHolding(const QString &executionId) const { return m_held.contains(executionId); }
 
 private:
     void release(const QStringList &executionIds);

@@ -144,8 +144,7 @@ void ContextManager::removeWorkspaceContexts(const QString &workspaceId)
         context->stop(QStringLiteral("the workspace was deleted"));
     // The aborted runs are recorded before the workspace's rows (and with them the history)
     // are deleted, so the writer never writes rows for a context that no longer exists.
-    m_writer->flush();
-    m_completions->releaseCommitted();
+    announceEndedNow();
     for (Context *context : doomed) {
         const QString id = context->record().id;
         const QString wsName = context->workspaceName();
@@ -334,8 +333,7 @@ Result<void> ContextManager::remove(const QString &workspace, const QString &id)
         return found.error();
     Context *context = *found;
     context->stop(QStringLiteral("the context was deleted"));
-    m_writer->flush();  // its history rows must exist before the cascade deletes them
-    m_completions->releaseCommitted();
+    announceEndedNow();  // its history rows must exist before the cascade deletes them
     if (auto r = m_store->deleteContext(id); !r)
         return r;
     m_contexts.remove(id);
@@ -367,6 +365,7 @@ Result<ContextInfo> ContextManager::restart(const QString &workspace, const QStr
     if (!context)
         return context.error();
     (*context)->restart();
+    announceEndedNow();  // what the restart ended has ended when it returns
     return (*context)->info();
 }
 
@@ -376,6 +375,8 @@ Result<void> ContextManager::interrupt(const QString &workspace, const QString &
     if (!context)
         return context.error();
     (*context)->interruptAll();
+    if (m_completions->held() > 0)
+        announceEndedNow();  // the queued runs it ended have ended when it returns
     return {};
 }
 
@@ -441,6 +442,8 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
     execution->keepRecentOnly(historyArchive(), m_eventWindowBytes);
     m_executions.insert(execution->id(), execution);
     context->enqueue(execution, request.env, request.envUnset, limits);
+    if (m_completions->isHolding(execution->id()))
+        announceEndedNow();  // it could not start: it has ended when run() returns
     return execution;
 }
 
@@ -579,6 +582,8 @@ Result<void> ContextManager::interruptExecution(const QString &executionId)
         return {};
     if (Context *context = m_contexts.value((*execution)->contextId()))
         context->interruptExecution(executionId);
+    if (m_completions->isHolding(executionId))
+        announceEndedNow();  // it was queued: it has ended when the call returns
     return {};
 }
 
@@ -771,8 +776,13 @@ void ContextManager::shutdownAll(std::chrono::milliseconds grace)
     }
     for (Context *context : std::as_const(m_contexts))
         context->stop(shutdownReason());
+    announceEndedNow();  // the loop may not turn again to announce them
+}
+
+void ContextManager::announceEndedNow()
+{
     m_writer->flush();
-    m_completions->releaseCommitted();  // the loop may not turn again to announce them
+    m_completions->releaseCommitted();
 }
 
 } // namespace replhost::core

@@ -222,6 +222,10 @@ private:
     // Whether `context` is the default context of its language in its workspace (the oldest):
     // the one run() by language uses.
     bool isDefaultContext(const Context *context) const;
+    // Commits what the writer holds and announces the executions it ends, before returning:
+    // for calls that end executions and whose callers expect them ended when they return
+    // (restart, delete, interrupting queued runs, exit). Blocks for one commit.
+    void announceEndedNow();
     // Context::changed, passed on as contextChanged(). A context changes several times per run,
     // so its info is made only when someone listens.
     void announceChange(const Context *context);
