@@ -5,6 +5,7 @@
 
 #include <csignal>
 
+#include <linux/close_range.h>
 #include <unistd.h>
 
 namespace replhost::core {
@@ -50,7 +51,7 @@ CommandProcess::~CommandProcess()
     }
 }
 
-void CommandProcess::start(const QString &command, const QString &directory,
+void CommandProcess::start(const sdk::ConfinedCommand &command, const QString &directory,
                            const QMap<QString, QString> &environment, int timeoutMs)
 {
     QProcessEnvironment env;
@@ -61,14 +62,21 @@ void CommandProcess::start(const QString &command, const QString &directory,
     m_process.setStandardInputFile(QProcess::nullDevice());
     // A group of its own, so an interrupt reaches everything the command started and nothing
     // of the host's.
-    m_process.setChildProcessModifier([] { ::setsid(); });
+    // Nothing of the server's beyond stdin, stdout and stderr: descriptors opened without
+    // close-on-exec are closed at the exec (not now: QProcess still reports a failed exec
+    // through one of its own).
+    m_process.setChildProcessModifier([] {
+        ::setsid();
+        ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    });
     m_timeoutMs = timeoutMs;
 
     m_execution->markRunning();
     m_execution->addEvent(Event::started(m_execution->id(), 0));
     if (timeoutMs > 0)
         m_timeout.start(timeoutMs);
-    m_process.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), command});
+    m_sandboxed = command.sandboxed;
+    m_process.start(command.argv.first(), command.argv.mid(1));
     // Known as soon as fork() returned, before the exec: an interrupt from now on reaches it.
     m_pid = m_process.processId();
 }
@@ -107,8 +115,13 @@ void CommandProcess::escalate()
 
 void CommandProcess::signalGroup(int signal)
 {
-    if (m_pid > 0)
-        ::kill(-pid_t(m_pid), signal);
+    if (m_pid <= 0)
+        return;
+    ::kill(-pid_t(m_pid), signal);
+    // Inside a sandbox the shell has a session and group of its own.
+    if (m_sandboxed)
+        if (const pid_t inner = sdk::sandboxedProgramGroup(pid_t(m_pid)); inner > 0)
+            ::kill(-inner, signal);
 }
 
 void CommandProcess::readChannel(QProcess::ProcessChannel channel)
@@ -190,7 +203,7 @@ void CommandProcess::onError(QProcess::ProcessError error)
     if (error != QProcess::FailedToStart || m_ended)
         return;  // the others are followed by finished()
     m_execution->addEvent(Event::error(m_execution->id(), QStringLiteral("StartFailed"),
-                                       QStringLiteral("cannot start /bin/sh: %1")
+                                       QStringLiteral("cannot start the command: %1")
                                            .arg(m_process.errorString())));
     end(QStringLiteral("error"), {});
 }

@@ -3,6 +3,8 @@
 
 #include "contextmanager.h"
 
+#include <replhost/sdk/confinedcommand.h>
+
 #include <QObject>
 #include <QProcess>
 #include <QStringDecoder>
@@ -10,10 +12,12 @@
 
 namespace replhost::core {
 
-// One running shell command: its /bin/sh process (in a process group of its own) and the
+// One running shell command: its /bin/sh process (in a process group of its own, or the
+// launcher and bwrap in that group with the shell in the sandbox's own session) and the
 // Execution its output becomes. Internal to CommandRunner; the faces see the Execution.
 //
-// The interrupt ladder, for an interrupt or a timeout: SIGINT to the group, SIGTERM after a
+// The interrupt ladder, for an interrupt or a timeout: SIGINT to the group (and in a sandbox to
+// the shell's group inside it, sdk::sandboxedProgramGroup), SIGTERM after a
 // grace period, SIGKILL after another; once the shell has ended, whatever is left in its group
 // is killed. A command that ends by itself may leave background jobs running. The output cap works as for executions: the pipes are
 // always drained, output beyond the cap is dropped and a "truncated" event says so.
@@ -26,8 +30,9 @@ public:
     CommandProcess(ExecutionPtr execution, qint64 maxOutputBytes, QObject *parent);
     ~CommandProcess() override;
 
-    // Starts `/bin/sh -c command` in `directory` with exactly `environment`.
-    void start(const QString &command, const QString &directory,
+    // Starts `command` (sdk::confinedCommand: `/bin/sh -c text` under the workspace's
+    // confinement) in `directory` with exactly `environment`.
+    void start(const sdk::ConfinedCommand &command, const QString &directory,
                const QMap<QString, QString> &environment, int timeoutMs);
     // Starts the interrupt ladder; the execution ends "interrupted".
     void interrupt();
@@ -61,6 +66,7 @@ private:
     QString m_stopStatus;       // "interrupted" or "timeout" once the ladder runs
     int m_timeoutMs = 0;
     qint64 m_pid = 0;
+    bool m_sandboxed = false;
     bool m_ended = false;
 };
 

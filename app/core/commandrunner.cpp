@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commandrunner.h"
 
+#include "cgroupmanager.h"
 #include "commandprocess.h"
 #include "envlayers.h"
 #include "storage/store.h"
 #include "workspacefiles.h"
+#include "workerconfinement.h"
 #include "workspacemanager.h"
+
+#include <replhost/sdk/confinedcommand.h>
 
 #include <QFileInfo>
 #include <QUuid>
@@ -15,8 +19,12 @@
 namespace replhost::core {
 
 CommandRunner::CommandRunner(storage::Store *store, WorkspaceManager *workspaces,
-                             int finishedKept, QObject *parent)
-    : QObject(parent), m_store(store), m_workspaces(workspaces), m_finishedKept(finishedKept)
+                             SandboxSupport sandbox, int finishedKept, QObject *parent)
+    : QObject(parent)
+    , m_store(store)
+    , m_workspaces(workspaces)
+    , m_sandbox(std::move(sandbox))
+    , m_finishedKept(finishedKept)
 {
     connect(m_workspaces, &WorkspaceManager::aboutToRemove, this,
             [this](const QString &, const QString &name) {
@@ -61,10 +69,13 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
     if (!QFileInfo(*directory).isDir())
         return makeError(QStringLiteral("bad_request"),
                          QStringLiteral("cwd \"%1\" is not a directory in the workspace").arg(request.cwd));
+    if (auto allowed = WorkerConfinement::sandboxRefusal(*settings, m_sandbox); !allowed)
+        return allowed.error();
+    QJsonObject confinement = WorkerConfinement::forWorkspace(*settings, ws->directory, m_sandbox);
     auto layer = m_store->env(storage::EnvScope::Workspace, ws->id);
     if (!layer)
         return layer.error();
-    Environment env = EnvLayers::apply(EnvLayers::base(), *layer);
+    Environment env = EnvLayers::apply(WorkerConfinement::baseEnvironment(confinement), *layer);
     for (auto it = request.env.cbegin(); it != request.env.cend(); ++it)
         env.insert(it.key(), it.value());
     env.insert(QStringLiteral("PWD"), *directory);
@@ -76,7 +87,17 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
     const qint64 outputCap = settings->limits.outputBytes > 0
                                      ? settings->limits.outputBytes
                                      : std::numeric_limits<qint64>::max();
+    // The cgroups go with the process, once it and everything it started have ended.
+    std::unique_ptr<WorkerCgroup> cgroup =
+        WorkerConfinement::placeInCgroups(confinement, CgroupManager::forThisProcess());
+    auto argv = sdk::confinedCommand({{QStringLiteral("confinement"), confinement}},
+                                     QStringLiteral("/bin/sh"),
+                                     {QStringLiteral("-c"), request.command}, *directory);
+    if (!argv)
+        return argv.error();
     auto *process = new CommandProcess(command, outputCap, this);
+    if (cgroup)
+        cgroup.release()->setParent(process);
     m_commands.insert(id, command);
     m_running.insert(id, process);
     connect(process, &CommandProcess::finished, this, [this](const ExecutionPtr &finished) {
@@ -84,8 +105,7 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
         remember(finished);
     });
     emit commandStarted(command);
-    process->start(request.command, *directory, env,
-                   settings->effectiveTimeoutMs(request.timeoutMs));
+    process->start(*argv, *directory, env, settings->effectiveTimeoutMs(request.timeoutMs));
     return command;
 }
 

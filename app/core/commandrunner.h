@@ -2,6 +2,7 @@
 #pragma once
 
 #include "contextmanager.h"
+#include "sandboxsupport.h"
 
 #include <replhost/sdk/result.h>
 
@@ -29,6 +30,11 @@ struct CommandRequest {
 
 // Stateless shell commands in a workspace, for both faces: each runs /bin/sh -c in a process
 // group of its own, in the workspace (or a directory inside it) with the workspace's env layer,
+// under the confinement the workspace's workers get (WorkerConfinement::forWorkspace: its
+// memory, process, CPU and file size limits through the launcher and the worker cgroups, and
+// for isolation "sandbox" the same bubblewrap sandbox, the clean environment of
+// WorkerConfinement::baseEnvironment below the env layer, and a refusal while sandboxes are
+// unavailable here),
 // and is seen as an Execution whose events are the command's output: "started", "stream"
 // (stdout, stderr), maybe "truncated", "error" (timeout, start failure) and "done" with
 // "exit_code". Its status is "ok" (exit 0), "error" (any other exit), "interrupted", "timeout"
@@ -38,13 +44,13 @@ struct CommandRequest {
 // for less, not more).
 //
 // Errors: "bad_request" (empty command, invalid env key, cwd outside the workspace: "forbidden"),
-// "not_found". Threading: engine thread only. Store and workspaces are owned by the Engine and
+// "not_found", "unavailable" (a sandboxed workspace where sandboxes cannot be made, with why). Threading: engine thread only. Store and workspaces are owned by the Engine and
 // outlive this object.
 class CommandRunner : public QObject {
     Q_OBJECT
 public:
-    CommandRunner(storage::Store *store, WorkspaceManager *workspaces, int finishedKept,
-                  QObject *parent = nullptr);
+    CommandRunner(storage::Store *store, WorkspaceManager *workspaces, SandboxSupport sandbox,
+                  int finishedKept, QObject *parent = nullptr);
     ~CommandRunner() override;  // kills whatever still runs
 
     Result<ExecutionPtr> run(const CommandRequest &request);
@@ -64,6 +70,7 @@ private:
 
     storage::Store *m_store;
     WorkspaceManager *m_workspaces;
+    const SandboxSupport m_sandbox;
     int m_finishedKept;
     QHash<QString, ExecutionPtr> m_commands;
     QHash<QString, QPointer<CommandProcess>> m_running;

@@ -138,7 +138,7 @@ Environment Context::desiredEnvironment()
 {
     if (m_desiredEnvValid)
         return m_desiredEnv;
-    Environment env = EnvLayers::base();
+    Environment env = m_manager->baseEnvironment(m_record.workspaceId);
     if (auto ws = m_manager->m_store->env(storage::EnvScope::Workspace, m_record.workspaceId))
         env = EnvLayers::apply(env, *ws);
     if (auto ctx = m_manager->m_store->env(storage::EnvScope::Context, m_record.id))

@@ -686,6 +686,7 @@ void ContextManager::setWarmPoolSizes(int defaultSize, const QMap<QString, int> 
 QJsonObject ContextManager::workerSettings(const QString &language, const QString &workspaceId,
                                            const QString &contextId) const
 {
+    Q_UNUSED(contextId)
     QJsonObject settings = m_languageSettings.value(language).toObject();
     // The worker-level part of the workspace's settings, as they are when the worker starts.
     auto ws = m_store->workspaceById(workspaceId);
@@ -694,15 +695,23 @@ QJsonObject ContextManager::workerSettings(const QString &language, const QStrin
     auto workspace = m_workspaces->settings(ws->value().name);
     if (!workspace)
         return settings;
-    QJsonObject confinement =
-        WorkerConfinement::forWorkspace(*workspace, ws->value().directory, contextId);
-    if (const QJsonObject sandbox =
-                WorkerConfinement::sandbox(*workspace, ws->value().directory, m_sandbox);
-        !sandbox.isEmpty())
-        confinement.insert(QStringLiteral("sandbox"), sandbox);
+    const QJsonObject confinement =
+        WorkerConfinement::forWorkspace(*workspace, ws->value().directory, m_sandbox);
     if (!confinement.isEmpty())
         settings.insert(QStringLiteral("confinement"), confinement);
     return settings;
+}
+
+Environment ContextManager::baseEnvironment(const QString &workspaceId) const
+{
+    auto ws = m_store->workspaceById(workspaceId);
+    if (!ws || !ws->has_value())
+        return EnvLayers::base();
+    auto workspace = m_workspaces->settings(ws->value().name);
+    if (!workspace)
+        return EnvLayers::base();
+    return WorkerConfinement::baseEnvironment(
+        WorkerConfinement::forWorkspace(*workspace, ws->value().directory, m_sandbox));
 }
 
 Result<void> ContextManager::checkIsolation(const QString &workspaceId) const

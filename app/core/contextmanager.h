@@ -3,6 +3,7 @@
 
 #include "backgroundoutput.h"
 #include "execution.h"
+#include "envlayers.h"
 #include "sandboxsupport.h"
 #include "storage/records.h"
 
@@ -237,6 +238,9 @@ private:
     // workspace's worker confinement under "confinement" when it has one.
     QJsonObject workerSettings(const QString &language, const QString &workspaceId,
                                const QString &contextId = {}) const;
+    // The environment a worker of the workspace starts from, below its env layers: the host's,
+    // or in a sandbox the allow-list of WorkerConfinement::baseEnvironment().
+    Environment baseEnvironment(const QString &workspaceId) const;
     // Error "unavailable" with the reason when the workspace runs its workers in a sandbox and
     // this machine cannot make one (WorkerConfinement::sandboxRefusal).
     Result<void> checkIsolation(const QString &workspaceId) const;

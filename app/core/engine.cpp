@@ -150,7 +150,8 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
         return r.error();
     engine->m_contexts->setWarmPoolSizes(config.warmPoolSize, config.warmPoolSizes);
     engine->m_commands = new CommandRunner(engine->m_store.get(), engine->m_workspaces,
-                                           config.finishedExecutionsKept, engine.get());
+                                           engine->m_sandbox, config.finishedExecutionsKept,
+                                           engine.get());
     engine->m_metrics = new Metrics(engine->m_contexts, engine->m_commands, engine.get());
     return engine;
 }

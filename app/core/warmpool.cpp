@@ -52,7 +52,6 @@ WarmPool::WarmPool(PluginRegistry *plugins, SettingsSource settings, QObject *pa
     : QObject(parent)
     , m_plugins(plugins)
     , m_settings(std::move(settings))
-    , m_environment(EnvLayers::base())
 {
     m_retry.setSingleShot(true);
     connect(&m_retry, &QTimer::timeout, this, &WarmPool::fill);
@@ -89,6 +88,7 @@ void WarmPool::setSizes(int defaultSize, const QMap<QString, int> &perLanguage)
             // Taken once: a worker that is pooled must match what a context would be given.
             language.settings = m_settings(id);
             language.comparable = comparableSettings(language.settings);
+            language.environment = environmentFor(language.settings);
         }
         // Surplus workers go, the newest (likely still starting) first.
         while (qsizetype(language.workers.size()) > language.size) {
@@ -120,7 +120,7 @@ std::optional<WarmPool::Worker> WarmPool::take(const QString &language,
         });
     bool fits = chosen != pool.workers.end() && comparableSettings(settings) == pool.comparable;
     if (fits) {
-        const sdk::EnvChange delta = EnvLayers::diff(m_environment, environment);
+        const sdk::EnvChange delta = EnvLayers::diff(pool.environment, environment);
         fits = std::none_of(delta.set.keyBegin(), delta.set.keyEnd(), isStartupVariable)
                && std::none_of(delta.unset.cbegin(), delta.unset.cend(), isStartupVariable);
     }
@@ -138,7 +138,7 @@ std::optional<WarmPool::Worker> WarmPool::take(const QString &language,
     Worker worker;
     worker.session = std::move(chosen->session);
     worker.session->disconnect(this);
-    worker.environment = m_environment;
+    worker.environment = pool.environment;
     pool.workers.erase(chosen);
     emit changed();
     // Not now: spawning is on the engine thread, and the context's first run is next.
@@ -173,6 +173,11 @@ void WarmPool::stop()
         language.workers.clear();  // deleting a session kills its process group
     }
     m_starting = false;
+}
+
+Environment WarmPool::environmentFor(const QJsonObject &settings)
+{
+    return WorkerConfinement::baseEnvironment(settings.value(QLatin1String("confinement")).toObject());
 }
 
 QJsonObject WarmPool::comparableSettings(QJsonObject settings)
@@ -219,6 +224,7 @@ void WarmPool::refreshSettings(const QString &id)
     // would never fit again.
     language.settings = std::move(settings);
     language.comparable = comparableSettings(language.settings);
+    language.environment = environmentFor(language.settings);
     for (Pooled &pooled : language.workers) {
         if (pooled.stage != Pooled::Stage::Ready)
             m_starting = false;
@@ -259,7 +265,7 @@ void WarmPool::startWorker(const QString &id)
     }
     sdk::SessionOptions options;
     options.workingDirectory = QDir::rootPath();
-    options.environment = m_environment;
+    options.environment = language.environment;
     options.settings = language.settings;
     // Only the worker is told: take() compares a context's settings with language.comparable,
     // which never carries this key.

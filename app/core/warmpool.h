@@ -27,7 +27,8 @@ class PluginRegistry;
 // context does not wait for an interpreter to start: a JVM with JShell takes most of a second.
 //
 // A pooled worker is an ordinary session created through the language's handler and started,
-// with the base environment only (no workspace or context layer), no context id and a neutral
+// with the base environment only (no workspace or context layer: environmentFor(), which in a
+// sandbox is the clean allow-list, never the server's environment), no context id and a neutral
 // cwd ("/"), and settings["pooled"] = true, which tells the handler that the worker starts ahead
 // of demand, so it may spend start-up time on making the first run fast (the Java handler warms
 // javac up). The context that takes it binds it with its first request: the env layers travel as
@@ -103,6 +104,10 @@ public:
     // `settings` without what differs per context and is set at hand-out anyway, so two workers
     // that compare equal run under the same limits and isolation.
     static QJsonObject comparableSettings(QJsonObject settings);
+    // The environment a worker started with `settings` starts from, below the env layers
+    // (WorkerConfinement::baseEnvironment of its confinement): two workers whose settings
+    // compare equal start from the same one.
+    static Environment environmentFor(const QJsonObject &settings);
     // A variable a runtime reads only while it starts, so a delta sent later would not act
     // like the same variable at spawn.
     static bool isStartupVariable(const QString &key);
@@ -123,6 +128,7 @@ private:
         std::vector<Pooled> workers;
         QJsonObject settings;         // what they were started with
         QJsonObject comparable;       // comparableSettings(settings)
+        Environment environment;      // environmentFor(settings)
         quint64 hits = 0;
         quint64 misses = 0;
         int failures = 0;
@@ -144,7 +150,6 @@ private:
     SettingsSource m_settings;
     // Ordered, so fill() goes through them in id order; std::map, as a Language cannot be copied.
     std::map<QString, Language> m_languages;
-    const Environment m_environment;      // the base environment, constant for the host's life
     bool m_stopped = false;
     bool m_starting = false;              // a pooled worker is starting now
     QTimer m_retry;   // the end of the earliest back-off

@@ -11,6 +11,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QLoggingCategory>
+#include <QProcessEnvironment>
 
 #include <unistd.h>
 
@@ -24,6 +25,7 @@ const QString kLimits = QStringLiteral("limits");
 const QString kMemory = QStringLiteral("memory_bytes");
 const QString kProcesses = QStringLiteral("processes");
 const QString kConfinement = QStringLiteral("confinement");
+const QString kSandbox = QStringLiteral("sandbox");
 
 QJsonObject mechanism(const QString &name, const QString &note = {})
 {
@@ -36,10 +38,9 @@ QJsonObject mechanism(const QString &name, const QString &note = {})
 } // namespace
 
 QJsonObject WorkerConfinement::forWorkspace(const WorkspaceSettings &settings,
-                                            const QString &workspaceDir, const QString &contextId)
+                                            const QString &workspaceDir,
+                                            const SandboxSupport &support)
 {
-    Q_UNUSED(workspaceDir)
-    Q_UNUSED(contextId)
     const WorkspaceSettings::Limits &l = settings.limits;
     QJsonObject limits;
     const std::pair<QString, qint64> values[] = {
@@ -50,12 +51,36 @@ QJsonObject WorkerConfinement::forWorkspace(const WorkspaceSettings &settings,
     for (const auto &[key, value] : values)
         if (value > 0)
             limits.insert(key, value);
-    if (limits.isEmpty() && settings.isolation != WorkspaceSettings::Isolation::Sandbox)
+    const QJsonObject box = sandbox(settings, workspaceDir, support);
+    if (limits.isEmpty() && box.isEmpty())
         return {};
     QJsonObject confinement{{QStringLiteral("launcher"), launcher()}};
     if (!limits.isEmpty())
         confinement.insert(kLimits, limits);
+    if (!box.isEmpty())
+        confinement.insert(kSandbox, box);
     return confinement;
+}
+
+Environment WorkerConfinement::baseEnvironment(const QJsonObject &confinement)
+{
+    const QJsonObject box = confinement.value(kSandbox).toObject();
+    if (box.isEmpty())
+        return EnvLayers::base();
+    static const QStringList names = {QStringLiteral("PATH"), QStringLiteral("LANG"),
+                                      QStringLiteral("LANGUAGE"), QStringLiteral("TZ"),
+                                      QStringLiteral("TERM")};
+    Environment env;
+    const QProcessEnvironment host = QProcessEnvironment::systemEnvironment();
+    for (const QString &key : host.keys())
+        if (names.contains(key) || key.startsWith(QLatin1String("LC_")))
+            env.insert(key, host.value(key));
+    if (!env.contains(QStringLiteral("PATH")))
+        env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
+    // What bwrap sets as well (sdk/src/sandbox.h), here so the env layers see it.
+    env.insert(QStringLiteral("HOME"), box.value(QLatin1String("root")).toString());
+    env.insert(QStringLiteral("TMPDIR"), QStringLiteral("/tmp"));
+    return env;
 }
 
 QString WorkerConfinement::launcher()
@@ -76,34 +101,42 @@ std::unique_ptr<sdk::Session> WorkerConfinement::createSession(const PluginEntry
                                                                sdk::SessionOptions options,
                                                                CgroupManager &cgroups)
 {
-    std::unique_ptr<WorkerCgroup> cgroup;
     QJsonObject confinement = options.settings.value(kConfinement).toObject();
-    QJsonObject limits = confinement.value(kLimits).toObject();
-    const qint64 memory = limits.value(kMemory).toInteger();
-    const qint64 processes = limits.value(kProcesses).toInteger();
-    if (memory > 0 || processes > 0) {
-        auto placed = cgroups.create(memory, processes);
-        if (!placed) {
-            qCWarning(lcConfinement) << "worker limits stay rlimits:" << placed.error().message;
-        } else if (placed->cgroup) {
-            if (placed->memoryPlaced)
-                limits.remove(kMemory);
-            if (placed->processesPlaced)
-                limits.remove(kProcesses);
-            confinement.insert(kLimits, limits);
-            QJsonArray procs = confinement.value(QStringLiteral("cgroups")).toArray();
-            for (const QString &file : placed->cgroup->procsFiles())
-                procs.append(file);
-            confinement.insert(QStringLiteral("cgroups"), procs);
-            options.settings.insert(kConfinement, confinement);
-            cgroup = std::move(placed->cgroup);
-        }
-    }
+    std::unique_ptr<WorkerCgroup> cgroup = placeInCgroups(confinement, cgroups);
+    if (cgroup)
+        options.settings.insert(kConfinement, confinement);
     std::unique_ptr<sdk::Session> session = plugin.handler->createSession(plugin.runtime, options);
     // Deleted with the session, after the session has killed and reaped its worker.
     if (cgroup)
         cgroup.release()->setParent(session.get());
     return session;
+}
+
+std::unique_ptr<WorkerCgroup> WorkerConfinement::placeInCgroups(QJsonObject &confinement,
+                                                                CgroupManager &cgroups)
+{
+    QJsonObject limits = confinement.value(kLimits).toObject();
+    const qint64 memory = limits.value(kMemory).toInteger();
+    const qint64 processes = limits.value(kProcesses).toInteger();
+    if (memory <= 0 && processes <= 0)
+        return nullptr;
+    auto placed = cgroups.create(memory, processes);
+    if (!placed) {
+        qCWarning(lcConfinement) << "worker limits stay rlimits:" << placed.error().message;
+        return nullptr;
+    }
+    if (!placed->cgroup)
+        return nullptr;
+    if (placed->memoryPlaced)
+        limits.remove(kMemory);
+    if (placed->processesPlaced)
+        limits.remove(kProcesses);
+    confinement.insert(kLimits, limits);
+    QJsonArray procs = confinement.value(QStringLiteral("cgroups")).toArray();
+    for (const QString &file : placed->cgroup->procsFiles())
+        procs.append(file);
+    confinement.insert(QStringLiteral("cgroups"), procs);
+    return std::move(placed->cgroup);
 }
 
 QJsonObject WorkerConfinement::enforcement()
@@ -164,6 +197,26 @@ QJsonObject WorkerConfinement::enforcement(const CgroupManager &cgroups)
                             QStringLiteral("largest file each process may write "
                                            "(RLIMIT_FSIZE)")));
     return result;
+}
+
+Result<void> WorkerConfinement::checkEnforceable(const QJsonObject &limits)
+{
+    QJsonObject enforced;
+    for (const QString &key : {kMemory, QStringLiteral("cpu_seconds"), kProcesses,
+                               QStringLiteral("file_size_bytes")}) {
+        if (limits.value(key).toInteger() <= 0)
+            continue;
+        if (enforced.isEmpty())
+            enforced = enforcement();
+        const QJsonObject how = enforced.value(key).toObject();
+        if (how.value(QLatin1String("mechanism")) == QLatin1String("not enforced"))
+            return makeError(QStringLiteral("unavailable"),
+                             QStringLiteral("limits.%1 cannot be enforced on this machine: %2; "
+                                            "set it to 0 (no limit) or run the server where "
+                                            "it can be enforced")
+                                 .arg(key, how.value(QLatin1String("note")).toString()));
+    }
+    return {};
 }
 
 QJsonObject WorkerConfinement::sandbox(const WorkspaceSettings &settings,

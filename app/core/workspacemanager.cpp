@@ -3,6 +3,7 @@
 
 #include "envlayers.h"
 #include "storage/store.h"
+#include "workerconfinement.h"
 #include "workspacedirectory.h"
 
 #include <QDir>
@@ -15,6 +16,8 @@ namespace replhost::core {
 using storage::EnvScope;
 
 namespace {
+
+const QString kLimits = QStringLiteral("limits");
 
 QString compactJson(const QJsonObject &object)
 {
@@ -92,6 +95,9 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
     const QJsonObject own = WorkspaceSettings::mergePatch({}, settings);
     if (auto valid = WorkspaceSettings::fromJson(own, m_defaults); !valid)
         return valid.error();
+    if (auto enforceable = WorkerConfinement::checkEnforceable(own.value(kLimits).toObject());
+        !enforceable)
+        return enforceable.error();
     dir = QDir::cleanPath(dir);
     auto existing = m_store->workspaceByName(name);
     if (!existing)
@@ -226,6 +232,9 @@ Result<WorkspaceSettings> WorkspaceManager::changeSettings(const QString &name,
     auto settings = WorkspaceSettings::fromJson(own, m_defaults);
     if (!settings)
         return settings.error();
+    if (auto enforceable = WorkerConfinement::checkEnforceable(patch.value(kLimits).toObject());
+        !enforceable)
+        return enforceable.error();
     storage::WorkspaceRecord record = *ws;
     record.settings = compactJson(own);
     if (auto r = m_store->setWorkspaceSettings(record.id, record.settings); !r)

@@ -130,12 +130,15 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             if (!value.isBool())
                 return badSetting(QStringLiteral("settings field network must be true or false"));
             settings.network = value.toBool();
+            settings.networkChosen = true;
         } else {
             return badSetting(QStringLiteral("unknown settings field %1; the settings are limits, "
                                              "isolation and network")
                                   .arg(it.key()));
         }
     }
+    if (!settings.networkChosen)
+        settings.network = settings.isolation != Isolation::Sandbox;
     return settings;
 }
 

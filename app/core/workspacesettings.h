@@ -13,7 +13,8 @@ namespace replhost::core {
 //
 //   {"limits": {"max_contexts": 64, "timeout_ms": 0, "output_bytes": 16777216,
 //               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0},
-//    "isolation": "none" | "sandbox", "network": true}
+//    "isolation": "none" | "sandbox", "network": true | false}   (network: false for a sandbox
+//                                                                  unless set)
 //
 // A limit of 0 means "no limit". A workspace stores only the fields it sets (its overrides);
 // the others take the server-wide defaults (EngineConfig::workspaceDefaults), so an
@@ -42,7 +43,11 @@ struct WorkspaceSettings {
 
     Limits limits;
     Isolation isolation = Isolation::None;
+    // Whether workers share the host's network. Unless chosen (here or in the server's
+    // defaults), fromJson() makes it follow the isolation: off for "sandbox" (a network
+    // namespace with only a loopback of its own), on for "none", which cannot take it away.
     bool network = true;
+    bool networkChosen = false;  // network was set explicitly, not derived from isolation
 
     // `defaults` with the fields of `json` applied over them (a JSON null keeps the default).
     // Every field is checked; unknown fields are refused, so a misspelt limit is not silently

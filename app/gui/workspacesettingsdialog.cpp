@@ -93,7 +93,15 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
     form->addRow(tr("Isolation:"), m_isolation);
     m_network->setObjectName(QStringLiteral("network"));
     m_network->setChecked(m_loaded.network);
+    m_network->setToolTip(tr("Unless set, a sandboxed workspace has only a loopback of its own "
+                             "and an unsandboxed one the host's network"));
     form->addRow(QString(), m_network);
+    // Until someone sets it, the network follows the isolation (WorkspaceSettings::network).
+    connect(m_isolation, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_loaded.networkChosen && !m_networkTouched)
+            m_network->setChecked(m_isolation->currentData() != QLatin1String("sandbox"));
+    });
+    connect(m_network, &QCheckBox::clicked, this, [this] { m_networkTouched = true; });
 
     auto *note = new QLabel(tr("Changes apply to contexts created, runs started and workers "
                                "started after them; running workers keep their limits."),
@@ -138,7 +146,9 @@ Result<core::WorkspaceSettings> WorkspaceSettingsDialog::apply()
     const QString isolation = m_isolation->currentData().toString();
     if (isolation != before.value(QLatin1String("isolation")).toString())
         patch.insert(QStringLiteral("isolation"), isolation);
-    if (m_network->isChecked() != m_loaded.network)
+    const bool followed = isolation != QLatin1String("sandbox");  // what it is unless set
+    if (m_loaded.networkChosen ? m_network->isChecked() != m_loaded.network
+                               : m_network->isChecked() != followed)
         patch.insert(QStringLiteral("network"), m_network->isChecked());
 
     auto changed = m_engine.workspaces().changeSettings(m_workspace, patch);

@@ -45,6 +45,7 @@ private:
     QHash<QString, QAbstractSpinBox *> m_limits;  // by JSON name, e.g. "timeout_ms"
     QComboBox *m_isolation;
     QCheckBox *m_network;
+    bool m_networkTouched = false;  // the user set the network box, so it no longer follows
     QLabel *m_error;
 };
 

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // replhost-confine [--rlimit-as N] [--rlimit-cpu N] [--rlimit-nproc N] [--rlimit-fsize N]
-//                  [--cgroup PROCS_FILE]... [--ignore-signals LIST] [--default-signals]
-//                  -- PROGRAM ARGS...
+//                  [--cgroup PROCS_FILE]... [--seccomp-fd FD] [--ignore-signals LIST]
+//                  [--default-signals] -- PROGRAM ARGS...
 //
 // Applies each option in command-line order, then execv()s PROGRAM (an absolute path; PATH is
 // not searched) with the same pid, so the worker's process group, pipes and environment are the
 // ones its spawner set up. Limits set here before exec hold for the worker and everything it
 // starts, with no window in which the worker runs unconfined.
 //
+// --seccomp-fd FD does not filter the launcher itself: it writes the sandbox's seccomp filter
+// (seccompfilter.h) as BPF to a memory file on descriptor FD, inherited by PROGRAM, which is
+// bwrap started with `--seccomp FD`: bwrap installs it in the sandbox, after setting up the
+// namespaces that the filter would otherwise forbid it to make.
+//
 // Any failure: one line on stderr naming the option and the reason, exit status 127, and
 // PROGRAM is never run. No Qt and no allocation-heavy work: this runs before every worker.
+#include "seccompfilter.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -181,6 +188,13 @@ int main(int argc, char **argv)
             ++i;
         } else if (option == "--cgroup") {
             joinCgroup(value);
+            ++i;
+        } else if (option == "--seccomp-fd") {
+            const std::uint64_t fd = parseCount(option, value);
+            if (fd < 3 || fd > 1023)
+                fail("--seccomp-fd: a descriptor from 3 to 1023, not " + std::to_string(fd));
+            if (const std::string error = writeSeccompFilter(int(fd)); !error.empty())
+                fail("--seccomp-fd: " + error);
             ++i;
         } else if (option == "--ignore-signals") {
             ignoreSignals(value);

@@ -3,6 +3,8 @@
 
 #include "sandbox.h"
 
+#include "replhost/sdk/confinedcommand.h"
+
 #include <QDir>
 #include <QJsonArray>
 #include <QSet>
@@ -14,6 +16,10 @@ namespace replhost::sdk {
 namespace {
 
 const QString kConfinement = QStringLiteral("confinement");
+
+// Where the launcher puts the sandbox's seccomp filter for bwrap: the first descriptor after a
+// worker's four pipes (bwrap closes it once read, so the worker still has nothing from 5 up).
+constexpr int kSeccompFd = 5;
 
 Error badField(const QString &field, const QString &problem)
 {
@@ -122,7 +128,8 @@ Result<Confinement> Confinement::fromSettings(const QJsonObject &settings)
 }
 
 Result<QStringList> Confinement::command(const QString &program, const QStringList &arguments,
-                                         const QString &workingDirectory) const
+                                         const QString &workingDirectory,
+                                         ArgumentPaths argumentPaths) const
 {
     if (isEmpty())
         return QStringList{program} + arguments;
@@ -142,20 +149,35 @@ Result<QStringList> Confinement::command(const QString &program, const QStringLi
         const auto policy = parseSandboxPolicy(m_sandbox);
         if (!policy)
             return policy.error();
-        auto bwrap = bwrapCommand(
-            *policy,
-            QStringList{m_launcher, QStringLiteral("--default-signals"), QStringLiteral("--"),
-                        program}
-                + arguments,
-            workingDirectory);
+        QStringList mounted{m_launcher, program};
+        if (argumentPaths == ArgumentPaths::Mounted)
+            mounted += arguments;
+        auto bwrap = bwrapCommand(*policy, mounted, workingDirectory, kSeccompFd);
         if (!bwrap)
             return bwrap.error();
-        argv << QStringLiteral("--ignore-signals") << QStringLiteral("INT,QUIT")
+        argv << QStringLiteral("--seccomp-fd") << QString::number(kSeccompFd)
+             << QStringLiteral("--ignore-signals") << QStringLiteral("INT,QUIT")
              << QStringLiteral("--") << *bwrap << QStringLiteral("--") << m_launcher
              << QStringLiteral("--default-signals");
     }
     argv << QStringLiteral("--") << program << arguments;
     return argv;
+}
+
+Result<ConfinedCommand> confinedCommand(const QJsonObject &settings, const QString &program,
+                                        const QStringList &arguments,
+                                        const QString &workingDirectory)
+{
+    auto confinement = Confinement::fromSettings(settings);
+    if (!confinement)
+        return confinement.error();
+    // The arguments of such a process are a user's (a shell command's text): a path in them
+    // must never become a mount.
+    auto argv = confinement->command(program, arguments, workingDirectory,
+                                     Confinement::ArgumentPaths::Ignored);
+    if (!argv)
+        return argv.error();
+    return ConfinedCommand{std::move(*argv), confinement->sandboxed()};
 }
 
 } // namespace replhost::sdk

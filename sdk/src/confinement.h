@@ -43,16 +43,22 @@ public:
     // The argv (program first) that runs `program` with `arguments` under this confinement:
     //   launcher [limit and cgroup options] -- program arguments...
     // or, sandboxed:
-    //   launcher [options] --ignore-signals INT,QUIT -- bwrap <args> -- launcher
-    //       --default-signals -- program arguments...
+    //   launcher [options] --seccomp-fd 5 --ignore-signals INT,QUIT -- bwrap <args>
+    //       --seccomp 5 -- launcher --default-signals -- program arguments...
     // The sandbox's monitor process shares the worker's process group and would die of the
     // SIGINT an interrupt sends to the group, taking the worker with it; so it ignores INT and
     // QUIT, and the inner launcher gives the worker default dispositions again.
     // For an empty confinement: program and arguments unchanged.
     // `workingDirectory` is where the worker starts (the sandbox starts it in its root when that
-    // lies outside). Errors: the sandbox segment cannot be built (sandbox.h).
+    // lies outside). The sandbox mounts what the program needs (bwrapCommand), found from the
+    // program and, for a worker (ArgumentPaths::Mounted), the absolute paths among its
+    // arguments (its driver, jars); arguments that carry someone else's text (a command line)
+    // are ArgumentPaths::Ignored, or a path in it would be mounted into the sandbox.
+    // Errors: the sandbox segment cannot be built (sandbox.h).
+    enum class ArgumentPaths { Mounted, Ignored };
     Result<QStringList> command(const QString &program, const QStringList &arguments,
-                                const QString &workingDirectory = QString()) const;
+                                const QString &workingDirectory = QString(),
+                                ArgumentPaths argumentPaths = ArgumentPaths::Mounted) const;
 
 private:
     QString m_launcher;

@@ -19,6 +19,9 @@ namespace {
 const char *const kSystemPaths[] = {"/usr", "/etc", "/opt", "/bin", "/sbin",
                                     "/lib", "/lib32", "/lib64", "/libx32"};
 
+// The overflow user and group of Linux (and Debian's nobody and nogroup).
+constexpr uid_t kNobody = 65534;
+
 Error invalid(const QString &message)
 {
     return makeError(QStringLiteral("bad_request"), message);
@@ -197,8 +200,16 @@ Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox)
     return policy;
 }
 
+SandboxIdentity sandboxIdentity()
+{
+    const uid_t uid = ::geteuid();
+    if (uid == 0)
+        return {kNobody, kNobody};
+    return {uid, ::getegid()};
+}
+
 Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList &command,
-                                 const QString &workingDirectory)
+                                 const QString &workingDirectory, int seccompFd)
 {
     const QFileInfo bwrap(policy.bwrap);
     if (!bwrap.isFile() || !bwrap.isExecutable())
@@ -252,11 +263,21 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
     args << QStringLiteral("--chdir")
          << (!workingDirectory.isEmpty() && isSameOrInside(cwd, policy.root) ? cwd
                                                                              : policy.root);
+    // A user namespace of its own, also (above all) for a server run as root: without one,
+    // bwrap keeps root's capabilities, and a remount makes the system writable again. Inside,
+    // the sandbox is an ordinary user with no capabilities and cannot make user namespaces of
+    // its own (--disable-userns, and the seccomp filter refuses CLONE_NEWUSER).
+    const SandboxIdentity identity = sandboxIdentity();
+    args << QStringLiteral("--unshare-user") << QStringLiteral("--disable-userns")
+         << QStringLiteral("--uid") << QString::number(identity.uid) << QStringLiteral("--gid")
+         << QString::number(identity.gid) << QStringLiteral("--cap-drop") << QStringLiteral("ALL");
     args << QStringLiteral("--unshare-pid") << QStringLiteral("--unshare-ipc")
-         << QStringLiteral("--unshare-uts");
+         << QStringLiteral("--unshare-uts") << QStringLiteral("--unshare-cgroup-try");
     if (!policy.network)
         args << QStringLiteral("--unshare-net");
-    args << QStringLiteral("--die-with-parent");
+    args << QStringLiteral("--die-with-parent") << QStringLiteral("--new-session");
+    if (seccompFd >= 0)
+        args << QStringLiteral("--seccomp") << QString::number(seccompFd);
     args << QStringLiteral("--setenv") << QStringLiteral("HOME") << policy.root
          << QStringLiteral("--setenv") << QStringLiteral("TMPDIR") << QStringLiteral("/tmp")
          << QStringLiteral("--unsetenv") << QStringLiteral("XDG_RUNTIME_DIR");

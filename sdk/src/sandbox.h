@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "replhost/sdk/confinedcommand.h"
 #include "replhost/sdk/result.h"
 
 #include <QJsonObject>
@@ -26,6 +27,18 @@ struct SandboxPolicy {
 // hidden not an array of absolute paths.
 Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox);
 
+// Who the sandbox's processes are inside their user namespace. A server run as root maps to
+// nobody (65534:65534), so that nothing inside is root even by name; any other user stays who it
+// is. Outside, on the host, they are the server's user either way: a user namespace made without
+// privileges maps one id, the creator's, so files written into the workspace belong to the
+// server's user. Inside, files of the server's user show as this uid, every other as the
+// overflow id 65534.
+struct SandboxIdentity {
+    uid_t uid;
+    gid_t gid;
+};
+SandboxIdentity sandboxIdentity();
+
 // bwrap and its options (the program first), to be followed by "--" and `command`:
 //
 //   bwrap <mounts and namespaces> -- command...
@@ -42,24 +55,20 @@ Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox);
 //   (an installation prefix that holds one is narrowed to the executable itself).
 // - writable: root only. Private /tmp (tmpfs), /proc (of the new PID namespace) and /dev.
 // - the working directory if it lies inside root, else root; HOME is root, TMPDIR /tmp.
-// - new PID, IPC and UTS namespaces, and a network namespace with only its own loopback unless
-//   policy.network; killed when bwrap's monitor dies (--die-with-parent).
-// No --new-session: the worker has no controlling terminal (it was started with setsid and
-// stdin on /dev/null), and a session of its own would take it out of the process group that
-// interrupts are sent to.
+// - a user namespace (sandboxIdentity(); no capabilities, no further user namespaces); new PID,
+//   IPC, UTS and (where the kernel has them) cgroup namespaces, and a network namespace with
+//   only its own loopback unless policy.network; killed when bwrap's monitor dies
+//   (--die-with-parent); a session of its own (--new-session), so no terminal of the host's can
+//   be reached, and interrupts go to the program's group (sandboxedProgramGroup).
+// - `seccompFd` >= 0: bwrap installs the seccomp filter it reads from that descriptor (the
+//   launcher's --seccomp-fd writes it there); -1: none.
 //
 // Reads the file system (lstat, readlink, realpath) to lay out the mounts. Fails
 // ("unavailable") when bwrap is not an executable file, root is not a directory, or a readOnly
 // path does not exist. Thread-safe.
 Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList &command,
-                                 const QString &workingDirectory);
+                                 const QString &workingDirectory, int seccompFd = -1);
 
-// The process group of the program bwrap runs (the worker), when it is not the group of bwrap
-// itself (`bwrapPid`, the worker's group as the host knows it); 0 when it is, or when there is
-// no such process. Needed for interrupts: inside the PID namespace the group's leader (bwrap,
-// outside) shows as pid 0, and an interactive bash then makes a group of its own, which a
-// signal to bwrap's group no longer reaches. Found through the children lists of /proc
-// (bwrap, then the namespace's init, then the worker), so the answer is for the moment asked.
-pid_t sandboxedProgramGroup(pid_t bwrapPid);
+// sandboxedProgramGroup(): replhost/sdk/confinedcommand.h.
 
 } // namespace replhost::sdk

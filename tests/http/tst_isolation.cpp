@@ -9,6 +9,7 @@
 #include "executionevents.h"
 #include "testengine.h"
 #include "http/tokenstore.h"
+#include "sandboxrequirement.h"
 #include "serverprocess.h"
 
 #include <QDir>
@@ -148,8 +149,8 @@ class IsolationTest : public QObject {
 
     TestEngine m_engine;
     QString m_bwrap;
-    // Why bwrap, though installed, cannot make a sandbox on this machine (for instance as root
-    // in a chroot whose / is not a mount point), found without the code under test; or empty.
+    // Why bwrap cannot make a sandbox on this machine (not installed; as root in a chroot whose
+    // / is not a mount point; no user namespaces), found without the code under test; or empty.
     QString m_bwrapUnusable;
     QHash<QString, QString> m_probeContexts;  // workspace + language → context
 
@@ -245,12 +246,7 @@ private slots:
     void initTestCase()
     {
         m_bwrap = QStandardPaths::findExecutable(QStringLiteral("bwrap"));
-        if (!m_bwrap.isEmpty()) {
-            QProcess probe;
-            probe.start(m_bwrap, {"--ro-bind", "/", "/", "true"});
-            if (!probe.waitForFinished(30000) || probe.exitCode() != 0)
-                m_bwrapUnusable = QString::fromLocal8Bit(probe.readAllStandardError()).trimmed();
-        }
+        m_bwrapUnusable = replhost::testing::sandboxUnavailableReason();
     }
 
     void init()
@@ -259,11 +255,8 @@ private slots:
         const QLatin1String test(QTest::currentTestFunction());
         const bool refusal = test == QLatin1String("missingBwrapRefusesToStart")
                              || test == QLatin1String("infoReportsAnUnusableSandbox");
-        if (m_bwrap.isEmpty() && !refusal)
-            QSKIP("bwrap is not installed (Debian package bubblewrap)");
-        if (!m_bwrapUnusable.isEmpty() && !refusal)
-            QSKIP(qPrintable(QStringLiteral("bwrap cannot make a sandbox on this machine: ")
-                             + m_bwrapUnusable));
+        if (!refusal)
+            REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_bwrapUnusable);
         QVERIFY(openEngine());
     }
 
@@ -509,8 +502,8 @@ private slots:
 
     void noControllingTerminal_data() { addLanguageRows(); }
 
-    // What bwrap's --new-session would protect against (a terminal to inject input into) is
-    // not there: the worker was started in a session of its own, without a terminal.
+    // No terminal to inject input into: the worker was started in a session of its own,
+    // without a terminal, and bwrap's --new-session makes yet another inside.
     void noControllingTerminal()
     {
         QFETCH(QString, language);
