@@ -69,7 +69,12 @@ struct WorkspaceSettings {
 
     static QString isolationName(Isolation isolation);
 
-    bool operator==(const WorkspaceSettings &) const = default;
+    // The effective values: how network came to be what it is does not make two differ.
+    bool operator==(const WorkspaceSettings &other) const
+    {
+        return limits == other.limits && isolation == other.isolation
+               && network == other.network;
+    }
 };
 
 } // namespace replhost::core
