@@ -99,7 +99,7 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
     // Until someone sets it, the network follows the isolation (WorkspaceSettings::network).
     connect(m_isolation, &QComboBox::currentIndexChanged, this, [this] {
         if (!m_loaded.networkChosen && !m_networkTouched)
-            m_network->setChecked(m_isolation->currentData() != QLatin1String("sandbox"));
+            m_network->setChecked(m_isolation->currentData().toString() != QLatin1String("sandbox"));
     });
     connect(m_network, &QCheckBox::clicked, this, [this] { m_networkTouched = true; });
 
