@@ -4,10 +4,13 @@
 #include "commandsapi.h"
 #include "connectionguard.h"
 #include "e2bapi.h"
+#include "errorstatus.h"
 #include "filesapi.h"
+#include "guardedresponder.h"
 #include "guardedtcpserver.h"
 #include "httpexchange.h"
 #include "httpmetrics.h"
+#include "httpserverbridge.h"
 #include "nativeapi.h"
 #include "opensandboxapi.h"
 
@@ -24,6 +27,17 @@
 namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcAccess, "replhost.http.access", QtWarningMsg)
+
+namespace {
+
+// The request fields a browser may send to the routes (CORS preflight): the credentials the
+// SecurityGate reads (Authorization, and the OpenSandbox clients' own headers), the body's type,
+// the resumption of an event stream and a range of a download.
+constexpr const char *kCorsRequestHeaders =
+        "Authorization, Content-Type, Last-Event-ID, Range, OPEN-SANDBOX-API-KEY, "
+        "X-EXECD-ACCESS-TOKEN";
+
+} // namespace
 
 ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *parent)
     : QObject(parent),
@@ -60,7 +74,7 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
 
 ApiServer::~ApiServer()
 {
-    delete m_tcp;
+    delete m_http;
 }
 
 Result<void> ApiServer::listen()
@@ -69,22 +83,29 @@ Result<void> ApiServer::listen()
         return makeError(QStringLiteral("bad_request"),
                          QStringLiteral("the E2B listener has no token, so it listens on a loopback "
                                         "address only, not %1").arg(m_config.address.toString()));
-    auto *tcp = new GuardedTcpServer(
-            m_config.limits,
-            [this](ConnectionGuard &guard, RequestFramer::Head head, QByteArray body) {
-                dispatch(guard, std::move(head), std::move(body));
+    auto *http = new HttpServerBridge(
+            [this](ConnectionGuard &guard, const QHttpServerRequest &request,
+                   QHttpServerResponder &&responder) {
+                dispatch(guard, request, std::move(responder));
             },
             this);
+    auto *tcp = new GuardedTcpServer(
+            m_config.limits,
+            [this](const RequestHead &head, const QHostAddress &peer) { return admit(head, peer); },
+            http);
     if (!tcp->listen(m_config.address, m_config.port)) {
         const QString why = tcp->errorString();
         delete tcp;
+        delete http;
         return makeError(QStringLiteral("io"),
                          QStringLiteral("cannot listen on %1 port %2: %3")
                                  .arg(m_config.address.toString())
                                  .arg(m_config.port)
                                  .arg(why));
     }
-    delete m_tcp;
+    http->bind(tcp);
+    delete m_http;
+    m_http = http;
     m_tcp = tcp;
     m_gate.setEndpoint(tcp->serverAddress(), tcp->serverPort());
     return {};
@@ -139,13 +160,69 @@ QString ApiServer::baseUrl() const
     return QStringLiteral("http://%1:%2").arg(name).arg(port());
 }
 
-void ApiServer::dispatch(ConnectionGuard &guard, RequestFramer::Head head, QByteArray body)
+std::optional<HeadRefusal> ApiServer::admit(const RequestHead &head, const QHostAddress &peer)
 {
-    const bool closeAfter = head.wantsClose;
+    HttpRequest request = HttpRequest::fromHead(head, {}, peer);
+    m_gate.takePathToken(request);
+    const Router::Match match = m_router.match(request.method, request.path);
+    std::optional<HeadRefusal> refusal = gateCheck(request, match);
+    if (refusal) {
+        qCInfo(lcAccess).noquote() << request.method << request.path << "refused"
+                                   << refusal->status;
+        m_httpMetrics->record(match.kind == Router::Match::Kind::Found ? match.route : QString(),
+                              refusal->status);
+    }
+    return refusal;
+}
+
+std::optional<HeadRefusal> ApiServer::gateCheck(const HttpRequest &request,
+                                                const Router::Match &match) const
+{
+    const auto refusal = [](const Error &error) {
+        HeadRefusal out{ErrorStatus::forCode(error.code), error.code, error.message, {}};
+        if (out.status == 401)
+            out.headers.emplaceBack("WWW-Authenticate", "Bearer");
+        return out;
+    };
+    if (const Result<void> host = m_gate.checkHost(request.header("host")); !host)
+        return refusal(host.error());
+    const QByteArray origin = request.header("origin");
+    if (const Result<void> allowed = m_gate.checkOrigin(origin); !allowed)
+        return refusal(allowed.error());
+    // A browser's preflight carries no credentials; answering it reveals nothing.
+    if (!origin.isEmpty() && request.method == "OPTIONS")
+        return std::nullopt;
+    if (!m_config.e2bOnly
+        && (match.kind != Router::Match::Kind::Found || match.access != Router::Access::Public)) {
+        // Authenticate before saying whether a route exists.
+        if (const Result<void> token = m_gate.checkToken(request); !token) {
+            HeadRefusal out = refusal(token.error());
+            if (!origin.isEmpty()) {
+                out.headers.emplaceBack("Access-Control-Allow-Origin", origin);
+                out.headers.emplaceBack("Vary", "Origin");
+            }
+            return out;
+        }
+    }
+    return std::nullopt;
+}
+
+void ApiServer::dispatch(ConnectionGuard &guard, const QHttpServerRequest &qtRequest,
+                         QHttpServerResponder &&responder)
+{
+    RequestHead head = guard.beginAnswer();
+    // The fields and the body as Qt parsed them; the method and the target as the head check
+    // read them (see HttpRequest).
+    head.fields = qtRequest.headers();
+    QByteArray body = qtRequest.body();
     const bool http11 = head.httpMinor >= 1;
+    // A chunked body is counted as it arrives, framing included; decoded, it is measured here.
+    const bool tooLarge = head.chunked && body.size() > m_config.limits.maxBodyBytes;
+    const bool closeAfter = head.wantsClose || tooLarge;
     QTcpSocket *socket = guard.socket();
     auto exchange = std::make_shared<HttpExchange>(
-            socket, HttpRequest::fromHead(std::move(head), std::move(body), socket->peerAddress()),
+            GuardedResponder(std::move(responder), socket),
+            HttpRequest::fromHead(std::move(head), std::move(body), socket->peerAddress()),
             closeAfter, &guard);
     // Before anything reads the path (the access log below): a token in it is taken out.
     m_gate.takePathToken(exchange->request());
@@ -155,59 +232,64 @@ void ApiServer::dispatch(ConnectionGuard &guard, RequestFramer::Head head, QByte
             alive->record(route, status);
     });
     qCInfo(lcAccess).noquote() << exchange->request().method << exchange->request().path;
-    guard.submit([this, exchange] { handle(exchange); });
+    if (tooLarge) {
+        exchange->sendError(413, QStringLiteral("payload_too_large"),
+                            QStringLiteral("request body larger than the limit of %1 bytes")
+                                    .arg(m_config.limits.maxBodyBytes));
+        return;
+    }
+    handle(exchange);
 }
 
 void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)
 {
     HttpRequest &request = exchange->request();
+    const Router::Match match = m_router.match(request.method, request.path);
+    if (match.kind == Router::Match::Kind::Found)
+        exchange->setRoute(match.route);  // counted under its route even when refused below
 
-    if (const Result<void> host = m_gate.checkHost(request.header("host")); !host) {
-        exchange->sendError(host.error());
+    // The guard asked the same before the body was read; asked again, so that no request
+    // reaches a route without it.
+    if (std::optional<HeadRefusal> refusal = gateCheck(request, match)) {
+        for (const auto &[name, value] : std::as_const(refusal->headers)) {
+            if (name != "WWW-Authenticate")  // sendError adds it
+                exchange->addHeader(name, value);
+        }
+        exchange->sendError(refusal->status, refusal->code, refusal->message);
         return;
     }
     const QByteArray origin = request.header("origin");
-    if (const Result<void> allowed = m_gate.checkOrigin(origin); !allowed) {
-        exchange->sendError(allowed.error());
-        return;
-    }
     if (!origin.isEmpty()) {
         exchange->addHeader("Access-Control-Allow-Origin", origin);
         exchange->addHeader("Vary", "Origin");
         if (request.method == "OPTIONS") {
-            // A browser's preflight carries no credentials; answering it reveals nothing.
-            exchange->addHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
-            exchange->addHeader("Access-Control-Allow-Headers", "Authorization, Content-Type");
+            // Every method a route has, and every request field a route or the gate reads.
+            exchange->addHeader("Access-Control-Allow-Methods",
+                                "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
+            exchange->addHeader("Access-Control-Allow-Headers", kCorsRequestHeaders);
             exchange->addHeader("Access-Control-Max-Age", "600");
             exchange->sendEmpty(204);
             return;
         }
     }
 
-    const Router::Match match = m_router.match(request.method, request.path);
-    if (match.kind == Router::Match::Kind::Found)
-        exchange->setRoute(match.route);  // counted under its route even when refused below
-    if (!m_config.e2bOnly
-        && (match.kind != Router::Match::Kind::Found || match.access != Router::Access::Public)) {
-        // Authenticate before saying whether a route exists.
-        if (const Result<void> token = m_gate.checkToken(request); !token) {
-            exchange->sendError(token.error());
-            return;
-        }
-    }
     switch (match.kind) {
     case Router::Match::Kind::NotFound:
         exchange->sendError(404, QStringLiteral("not_found"),
                             QStringLiteral("no route for %1 %2")
                                     .arg(QString::fromLatin1(request.method), request.path));
         return;
-    case Router::Match::Kind::MethodNotAllowed:
-        exchange->addHeader("Allow", match.allowedMethods.join(", "));
+    case Router::Match::Kind::MethodNotAllowed: {
+        QByteArrayList allowed = match.allowedMethods;
+        if (allowed.contains("GET"))
+            allowed.append("HEAD");  // every GET route answers HEAD
+        exchange->addHeader("Allow", allowed.join(", "));
         exchange->sendError(405, QStringLiteral("method_not_allowed"),
                             QStringLiteral("%1 is not allowed on %2; use %3")
                                     .arg(QString::fromLatin1(request.method), request.path,
-                                         QString::fromLatin1(match.allowedMethods.join(", "))));
+                                         QString::fromLatin1(allowed.join(", "))));
         return;
+    }
     case Router::Match::Kind::Found:
         request.params = match.params;
         (*match.handler)(exchange);

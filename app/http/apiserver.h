@@ -2,7 +2,7 @@
 #pragma once
 
 #include "apiserverconfig.h"
-#include "requestframer.h"
+#include "headcheck.h"
 #include "router.h"
 #include "securitygate.h"
 #include "streamlimiter.h"
@@ -14,6 +14,10 @@
 #include <QPointer>
 
 #include <memory>
+#include <optional>
+
+class QHttpServerRequest;
+class QHttpServerResponder;
 
 namespace replhost::core { class Engine; }
 
@@ -26,11 +30,14 @@ class ConnectionGuard;
 class HttpMetrics;
 class GuardedTcpServer;
 class HttpExchange;
+class HttpServerBridge;
+struct HttpRequest;
 class NativeApi;
 class OpenSandboxApi;
 
-// The HTTP face of an Engine: one listening socket on one address, every connection read and
-// guarded by a ConnectionGuard, every request passed through the SecurityGate, then routed (Router) to the
+// The HTTP face of an Engine: one listening socket on one address (GuardedTcpServer), every
+// request head checked by its ConnectionGuard and passed through the SecurityGate before its
+// body is read, then parsed by Qt HttpServer (HttpServerBridge) and routed (Router) to the
 // native API v1 (NativeApi, FilesApi, CommandsApi) and the E2B-compatible routes under
 // /e2b/<token>/ (E2bApi) and the OpenSandbox-compatible ones under /opensandbox/
 // (OpenSandboxApi). GET /healthz is the only route that needs no token; GET /metrics
@@ -64,7 +71,13 @@ public:
     Router &router() { return m_router; }
 
 private:
-    void dispatch(ConnectionGuard &guard, RequestFramer::Head head, QByteArray body);
+    // The guard's question, from a request's head: may its body be read?
+    std::optional<HeadRefusal> admit(const RequestHead &head, const QHostAddress &peer);
+    // The SecurityGate's answer for a request (its path token already taken out): nothing when
+    // it may go on to its route. `match` is the request's route.
+    std::optional<HeadRefusal> gateCheck(const HttpRequest &request, const Router::Match &match) const;
+    void dispatch(ConnectionGuard &guard, const QHttpServerRequest &request,
+                  QHttpServerResponder &&responder);
     void handle(const std::shared_ptr<HttpExchange> &exchange);
     void metrics(const std::shared_ptr<HttpExchange> &exchange);
 
@@ -81,7 +94,8 @@ private:
     // Shared with the exchanges' observers, which may answer after the server is gone.
     std::shared_ptr<HttpMetrics> m_httpMetrics;
     // A child of this object, deleted first in the destructor: its connections' exchanges and
-    // streams use the members above.
+    // streams use the members above. It owns the listening socket, m_tcp.
+    QPointer<HttpServerBridge> m_http;
     QPointer<GuardedTcpServer> m_tcp;
 };
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "connectionguard.h"
 
+#include "guardedtcpserver.h"
 #include "httpresponse.h"
 
 #include <QLoggingCategory>
+#include <QMetaObject>
 #include <QTcpSocket>
 
 #include <sys/socket.h>
@@ -12,159 +14,270 @@ namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcGuard, "replhost.http.connection", QtInfoMsg)
 
+namespace {
+
+// What the guard lets the socket buffer while it looks for a head's end: the largest head the
+// limits allow and a little more, so a head over the limit is seen to be over it. Body bytes
+// beyond that wait in the kernel until the request is admitted.
+constexpr qint64 kHeadSlackBytes = 4096;
+
+// How often the body rate is checked.
+constexpr int kBodyCheckMs = 1000;
+
+// Each hand-over makes Qt 6.4's QAbstractHttpServer allocate a request object that it frees only
+// with the socket. Hand-overs happen for requests that arrive pipelined or in pieces; past this
+// many on one connection, the next answer closes it.
+constexpr int kMaxHandovers = 256;
+
+} // namespace
+
 ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const ConnectionLimits &limits,
-                                 RequestHandler handler)
-    : QObject(socket), m_socket(socket), m_limits(limits), m_handler(std::move(handler)),
-      m_framer(limits)
+                                 Admission admission, GuardedTcpServer *server)
+    : QObject(socket), m_socket(socket), m_limits(limits), m_admission(std::move(admission)),
+      m_server(server)
 {
-    connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::readRequests);
+    // Connected before Qt HttpServer's slot (which is connected at the hand-over), so it runs
+    // first for every readyRead.
+    connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    m_lastWrite.start();
+    connect(socket, &QIODevice::bytesWritten, this, [this] { m_lastWrite.start(); });
 
-    // The idle timer is not restarted on every request: activity only moves m_lastActivity, and
-    // the timer, when it fires early, waits for the rest (a timer restart per request costs
-    // more than the clock read).
-    m_idleTimer.setSingleShot(true);
-    connect(&m_idleTimer, &QTimer::timeout, this, &ConnectionGuard::onIdleTimeout);
-    m_lastActivity.start();
-    m_idleTimer.start(m_limits.idleTimeoutMs);
-    // A client still downloading an answer is not idle.
-    connect(socket, &QIODevice::bytesWritten, this, &ConnectionGuard::restartIdleTimer);
-
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &ConnectionGuard::onTimer);
     m_lingerTimer.setSingleShot(true);
     connect(&m_lingerTimer, &QTimer::timeout, this, [this] {
         if (m_socket)
             m_socket->abort();
     });
+    enterWaiting();
 }
 
 ConnectionGuard::~ConnectionGuard()
 {
-    // The waiting requests' exchanges ask this guard about the connection when they go; let them
-    // go while the guard is still whole, and tell them it is closing.
-    m_closing = true;
-    m_waiting.clear();
+    // Exchanges still holding this guard ask it about the connection when they go.
+    m_phase = Phase::Closing;
 }
 
-void ConnectionGuard::readRequests()
+ConnectionGuard *ConnectionGuard::of(QTcpSocket *socket)
 {
-    // Read a block at a time into the stack: readAll() allocated and resized a new array for
-    // every request, and the framer copies what it keeps (a split head, a body) anyway.
-    char block[16 * 1024];
-    while (m_socket) {
-        if (m_lingering) {
-            // Discard what the client still sends, keeping nothing.
-            m_socket->skip(m_socket->bytesAvailable());
-            return;
-        }
-        const qint64 n = m_socket->read(block, sizeof block);
-        if (n <= 0)
-            return;
-        restartIdleTimer();
-        // Asked before reading again: a read of an empty buffer costs more than the question.
-        if (!frame(QByteArrayView(block, n)) || !m_socket || m_socket->bytesAvailable() == 0)
-            return;
-    }
+    return socket ? socket->findChild<ConnectionGuard *>(QString(), Qt::FindDirectChildrenOnly)
+                  : nullptr;
 }
 
-bool ConnectionGuard::frame(QByteArrayView bytes)
+void ConnectionGuard::enterWaiting()
 {
-    for (RequestFramer::Step &step : m_framer.feed(bytes)) {
-        if (m_closing)
-            return false;
-        switch (step.kind) {
-        case RequestFramer::Step::Kind::Rejected:
-            refuse(step.rejection);
-            return false;
-        case RequestFramer::Step::Kind::HeadComplete:
-            // Clients that send "Expect: 100-continue" (curl does, for bodies over 1 MiB) wait
-            // for it. Only when nothing else is being answered, so the interim response cannot
-            // land inside another response.
-            if (step.head.expectsContinue && !m_closeRequested && !m_responding && m_waiting.empty())
-                m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
-            break;
-        case RequestFramer::Step::Kind::RequestComplete:
-            if (m_closeRequested)
-                break;  // pipelined behind "Connection: close": not answered
-            m_closeRequested = step.head.wantsClose;
-            m_handler(*this, std::move(step.head), std::move(step.body));
-            if (!m_socket)
-                return false;
-            break;
-        }
-    }
-    return !m_closing;
+    m_phase = Phase::WaitingForHead;
+    m_headStarted = false;
+    if (m_socket)
+        m_socket->setReadBufferSize(m_limits.maxHeaderBytes + kHeadSlackBytes);
+    m_timer.start(m_limits.idleTimeoutMs);
 }
 
-void ConnectionGuard::submit(std::function<void()> respond)
+void ConnectionGuard::onReadyRead()
 {
-    if (m_closing)
+    if (!m_socket)
         return;
-    if (m_responding || !m_waiting.empty()) {
-        if (int(m_waiting.size()) >= m_limits.maxQueuedRequests) {
-            qCWarning(lcGuard) << "too many pipelined requests; closing the connection";
-            abortConnection();
-            return;
-        }
-        m_waiting.push_back(std::move(respond));
+    switch (m_phase) {
+    case Phase::Closing:
+        if (m_lingering)
+            m_socket->skip(m_socket->bytesAvailable());  // discarded, keeping nothing
+        return;
+    case Phase::QtReading:
+        // Qt reads all it can on each pass, so what is buffered now arrived since its last one.
+        countBodyBytes(m_socket->bytesAvailable());
+        return;
+    case Phase::Answering:
+        // A request pipelined behind the one being answered: Qt must not parse it yet.
+        takeBackFromQt();
+        return;
+    case Phase::WaitingForHead:
+        m_inReadyRead = true;
+        inspect();
+        m_inReadyRead = false;
         return;
     }
-    m_responding = true;
-    respond();
+}
+
+void ConnectionGuard::inspect()
+{
+    while (m_socket && m_phase == Phase::WaitingForHead) {
+        // Empty lines between requests are skipped (RFC 9112 §2.2), as Qt does.
+        while (m_socket->bytesAvailable() >= 2 && m_socket->peek(2) == "\r\n")
+            m_socket->skip(2);
+        const qint64 available = m_socket->bytesAvailable();
+        if (available == 0)
+            return;
+        const QByteArray bytes =
+                m_socket->peek(qMin<qint64>(available, m_limits.maxHeaderBytes + kHeadSlackBytes));
+        HeadCheck::Verdict verdict = HeadCheck::inspect(bytes, m_limits);
+        switch (verdict.outcome) {
+        case HeadCheck::Outcome::Incomplete:
+            // Qt would start reading the head; it gets it whole, once admitted.
+            takeBackFromQt();
+            if (!m_headStarted) {
+                m_headStarted = true;
+                m_timer.start(qMin(m_limits.headTimeoutMs, m_limits.idleTimeoutMs));
+            }
+            return;
+        case HeadCheck::Outcome::Refused:
+            qCInfo(lcGuard).noquote() << "refusing request:" << verdict.refusal.status
+                                      << verdict.refusal.message;
+            refuse(verdict.refusal);
+            return;
+        case HeadCheck::Outcome::Complete:
+            break;
+        }
+        const RequestHead &head = verdict.head;
+        const std::optional<HeadRefusal> refusal = m_admission(head, m_socket->peerAddress());
+        if (!refusal) {
+            admit(head, m_inReadyRead);
+            return;
+        }
+        if (head.hasBody() || head.wantsClose) {
+            refuse(*refusal);
+            return;
+        }
+        // Refused without a body to skip: answered, and the connection goes on with the next
+        // request, which is looked at in this same pass (before Qt's slot could see it).
+        takeBackFromQt();
+        m_socket->skip(head.size);
+        writeRefusal(*refusal, false);
+        enterWaiting();
+    }
+}
+
+void ConnectionGuard::admit(const RequestHead &head, bool inReadyRead)
+{
+    m_phase = Phase::QtReading;
+    m_current = head;
+    m_headStarted = false;
+    m_timer.stop();
+    // Qt 6.4 keeps a request's bytes in the socket's buffer until the request is complete (a
+    // transaction), so the buffer must be able to hold the whole body now.
+    m_socket->setReadBufferSize(0);
+    if (head.hasBody()) {
+        m_bodyClock.start();
+        m_timer.start(kBodyCheckMs);
+    }
+    if (head.expectsContinue) {
+        // Only now, after the head was checked and the client authenticated.
+        m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+        m_socket->flush();
+    }
+    if (m_qtConnected && inReadyRead) {
+        // Qt's slot runs after this one, in this same readyRead, and reads what is buffered.
+        m_bodyBytes = m_socket->bytesAvailable() - head.size;
+        return;
+    }
+    // Qt reads on its own readyRead: handed over (again) if it was taken back, then told.
+    m_bodyBytes = -head.size;
+    if (!m_qtConnected && m_server) {
+        if (++m_handovers > kMaxHandovers)
+            m_current.wantsClose = true;
+        m_qtConnected = true;
+        m_server->handOver(m_socket);
+    }
+    QMetaObject::invokeMethod(
+            m_socket,
+            [socket = m_socket] {
+                if (socket)
+                    emit socket->readyRead();
+            },
+            Qt::QueuedConnection);
+}
+
+void ConnectionGuard::countBodyBytes(qint64 bytes)
+{
+    m_bodyBytes += bytes;
+    if (m_current.chunked && m_bodyBytes > m_limits.maxBodyBytes + m_limits.maxBodyBytes / 16) {
+        refuse({413, QStringLiteral("payload_too_large"),
+                QStringLiteral("chunked request body larger than the limit of %1 bytes")
+                        .arg(m_limits.maxBodyBytes),
+                {}});
+    }
+}
+
+const RequestHead &ConnectionGuard::beginAnswer()
+{
+    m_phase = Phase::Answering;
+    m_timer.stop();
+    // While the answer is produced, a pipelined request waits in a bounded buffer (and the
+    // kernel), not in memory without limit.
+    m_socket->setReadBufferSize(m_limits.maxHeaderBytes + kHeadSlackBytes);
+    return m_current;
 }
 
 void ConnectionGuard::endResponse(bool close)
 {
-    m_responding = false;
-    if (close || m_closing) {
+    if (m_phase != Phase::Answering)
+        return;
+    if (close || m_current.wantsClose) {
         closeLingering();
         return;
     }
-    restartIdleTimer();
-    if (!m_waiting.empty()) {
-        std::function<void()> next = std::move(m_waiting.front());
-        m_waiting.pop_front();
-        m_responding = true;
-        next();
-    }
+    enterWaiting();
+    // Qt, when it still has the socket, emits readyRead itself for bytes left after the request
+    // it handed over; otherwise the guard looks at them.
+    if (!m_qtConnected && m_socket && m_socket->bytesAvailable() > 0)
+        QMetaObject::invokeMethod(this, &ConnectionGuard::inspect, Qt::QueuedConnection);
+}
+
+void ConnectionGuard::takeBackFromQt()
+{
+    if (!m_qtConnected || !m_socket || !m_server)
+        return;
+    // Qt 6.4 connects the socket's readyRead to a lambda whose context object is the HTTP
+    // server; this removes exactly that connection (its disconnected/destroyed handlers stay).
+    m_socket->disconnect(m_server->httpServer());
+    m_qtConnected = false;
 }
 
 void ConnectionGuard::abortConnection()
 {
-    m_closing = true;
-    m_waiting.clear();
-    m_idleTimer.stop();
+    m_phase = Phase::Closing;
+    takeBackFromQt();
+    m_timer.stop();
     if (m_socket)
         m_socket->abort();
 }
 
-void ConnectionGuard::refuse(const RequestFramer::Rejection &rejection)
+void ConnectionGuard::writeRefusal(const HeadRefusal &refusal, bool close)
 {
-    qCInfo(lcGuard).noquote() << "refusing request:" << rejection.status << rejection.message;
-    if (!m_socket)
+    HeaderList headers{{"Content-Type", "application/json"}, {"Date", HttpResponse::date()}};
+    headers += refusal.headers;
+    if (close)
+        headers.emplaceBack("Connection", "close");
+    m_socket->write(HttpResponse::full(refusal.status, headers,
+                                       HttpResponse::errorBody(refusal.code, refusal.message)));
+    m_socket->flush();
+}
+
+void ConnectionGuard::refuse(const HeadRefusal &refusal)
+{
+    if (!m_socket || m_phase == Phase::Closing)
         return;
-    if (m_responding) {
-        // Another answer is being written on this connection; ours would corrupt it.
-        closeLingering();
+    if (m_phase == Phase::Answering) {
+        // Another answer is being written on this connection; a second would corrupt it.
         abortConnection();
         return;
     }
-    m_socket->write(HttpResponse::full(
-            rejection.status,
-            {{"Content-Type", "application/json"}, {"Connection", "close"}},
-            HttpResponse::errorBody(rejection.code, rejection.message)));
+    takeBackFromQt();
+    writeRefusal(refusal, true);
     closeLingering();
 }
 
 void ConnectionGuard::closeLingering()
 {
-    m_closing = true;
-    m_waiting.clear();
-    m_idleTimer.stop();
+    m_phase = Phase::Closing;
+    takeBackFromQt();
+    m_timer.stop();
     if (!m_socket || m_lingering)
         return;
     m_lingering = true;
 
-    // Nothing more of this connection is parsed: not the refused body, not a request pipelined
+    // Nothing more of this connection is parsed: not a refused body, not a request pipelined
     // after "Connection: close".
+    m_socket->setReadBufferSize(0);
     m_socket->skip(m_socket->bytesAvailable());
 
     // Lingering close: send everything, then FIN, and keep discarding input until the client
@@ -190,33 +303,54 @@ void ConnectionGuard::halfCloseWhenWritten()
     m_lingerTimer.start(m_limits.lingerMs);
 }
 
-void ConnectionGuard::onIdleTimeout()
+void ConnectionGuard::onTimer()
 {
-    if (!m_socket || m_closing)
+    if (!m_socket)
         return;
-    if (m_responding || !m_waiting.empty()) {
-        m_idleTimer.start(m_limits.idleTimeoutMs);  // an answer is being produced: not idle
+    switch (m_phase) {
+    case Phase::WaitingForHead: {
+        if (m_headStarted) {
+            qCInfo(lcGuard) << "request head not complete in time; closing the connection";
+            refuse({408, QStringLiteral("request_timeout"),
+                    QStringLiteral("the request head did not arrive within %1 ms")
+                            .arg(qMin(m_limits.headTimeoutMs, m_limits.idleTimeoutMs)),
+                    {}});
+            return;
+        }
+        // A client still downloading the last answer is not idle.
+        const qint64 sinceWrite = m_lastWrite.elapsed();
+        if (m_socket->bytesToWrite() > 0 && sinceWrite < m_limits.idleTimeoutMs) {
+            m_timer.start(int(m_limits.idleTimeoutMs - sinceWrite));
+            return;
+        }
+        qCDebug(lcGuard) << "closing idle connection";
+        m_phase = Phase::Closing;
+        takeBackFromQt();
+        if (m_socket->bytesToWrite() > 0)
+            m_socket->abort();  // an answer nobody reads: disconnectFromHost() would wait for ever
+        else
+            m_socket->disconnectFromHost();
         return;
     }
-    if (const qint64 left = m_limits.idleTimeoutMs - m_lastActivity.elapsed(); left > 0) {
-        m_idleTimer.start(int(left));  // there was traffic since the timer was started
+    case Phase::QtReading: {
+        const qint64 elapsed = m_bodyClock.elapsed();
+        const qint64 grace = m_limits.headTimeoutMs;
+        if (elapsed > grace
+            && m_bodyBytes < m_limits.minBodyBytesPerSecond * (elapsed - grace) / 1000) {
+            qCInfo(lcGuard) << "request body arriving too slowly; closing the connection";
+            refuse({408, QStringLiteral("request_timeout"),
+                    QStringLiteral("the request body arrives more slowly than %1 bytes per second")
+                            .arg(m_limits.minBodyBytesPerSecond),
+                    {}});
+            return;
+        }
+        m_timer.start(kBodyCheckMs);
         return;
     }
-    qCDebug(lcGuard) << "closing idle connection";
-    m_closing = true;
-    if (m_socket->bytesToWrite() > 0)
-        m_socket->abort();  // an answer nobody reads: disconnectFromHost() would wait for ever
-    else
-        m_socket->disconnectFromHost();
-}
-
-void ConnectionGuard::restartIdleTimer()
-{
-    if (m_closing)
+    case Phase::Answering:
+    case Phase::Closing:
         return;
-    m_lastActivity.start();
-    if (!m_idleTimer.isActive())
-        m_idleTimer.start(m_limits.idleTimeoutMs);
+    }
 }
 
 } // namespace replhost::http

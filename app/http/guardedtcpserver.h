@@ -4,27 +4,46 @@
 #include "connectionguard.h"
 #include "connectionlimits.h"
 
+#include <QHash>
+#include <QHostAddress>
+#include <QPointer>
 #include <QTcpServer>
 
 namespace replhost::http {
 
-// The listening socket. Each accepted connection gets a ConnectionGuard, which reads its requests
-// and hands them to `handler`.
+// The listening socket in front of Qt HttpServer. Each accepted connection gets a
+// ConnectionGuard; Qt's QAbstractHttpServer (bound to this server) sees a connection only when
+// its guard hands it over (addPendingConnection), with a request the guard has admitted.
 //
-// Ownership: accepted sockets are its children, each deleted once it has disconnected.
+// It also caps connections, which Qt 6.4 does not: past maxConnections open connections in
+// total, or maxConnectionsPerAddress from one client address, a new connection is answered 503
+// and closed.
+//
+// Ownership: accepted sockets are its children, each deleted once it has disconnected. After
+// QAbstractHttpServer::bind() it is a child of the HTTP server.
 // Threading: the thread it was created in.
 class GuardedTcpServer : public QTcpServer {
     Q_OBJECT
 public:
-    GuardedTcpServer(const ConnectionLimits &limits, ConnectionGuard::RequestHandler handler,
-                     QObject *parent = nullptr);
+    // `httpServer` is the QAbstractHttpServer this server is bound to.
+    GuardedTcpServer(const ConnectionLimits &limits, ConnectionGuard::Admission admission,
+                     QObject *httpServer);
+
+    // Gives Qt HttpServer the socket: its parser reads from it from now on.
+    void handOver(QTcpSocket *socket);
+    QObject *httpServer() const { return m_httpServer; }
+
+    int openConnections() const { return m_open; }
 
 protected:
     void incomingConnection(qintptr socketDescriptor) override;
 
 private:
     ConnectionLimits m_limits;
-    ConnectionGuard::RequestHandler m_handler;
+    ConnectionGuard::Admission m_admission;
+    QPointer<QObject> m_httpServer;
+    int m_open = 0;
+    QHash<QHostAddress, int> m_openByAddress;
 };
 
 } // namespace replhost::http

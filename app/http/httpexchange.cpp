@@ -10,17 +10,14 @@
 #include <QLoggingCategory>
 #include <QTcpSocket>
 
-#include <sys/socket.h>
-#include <sys/uio.h>
-
 namespace replhost::http {
 
 Q_LOGGING_CATEGORY(lcExchange, "replhost.http.exchange", QtInfoMsg)
 
-HttpExchange::HttpExchange(QTcpSocket *socket, HttpRequest request, bool closeAfter,
+HttpExchange::HttpExchange(GuardedResponder responder, HttpRequest request, bool closeAfter,
                            ConnectionGuard *guard)
     : m_request(std::move(request)),
-      m_socket(socket),
+      m_responder(std::move(responder)),
       m_guard(guard),
       m_closeAfter(closeAfter)
 {
@@ -44,53 +41,28 @@ void HttpExchange::addHeader(const QByteArray &name, const QByteArray &value)
 
 bool HttpExchange::isConnected() const
 {
-    return m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
+    return m_responder.isConnected();
 }
 
 HeaderList HttpExchange::commonHeaders() const
 {
     HeaderList headers = m_extraHeaders;
+    headers.emplaceBack("Date", HttpResponse::date());
     if (m_closeAfter)
         headers.emplaceBack("Connection", "close");
     return headers;
 }
 
-bool HttpExchange::write(const QByteArray &bytes)
+bool HttpExchange::writeHead(int status, const HeaderList &headers)
 {
-    if (!isConnected())
-        return false;
-    return m_socket->write(bytes) == bytes.size();
-}
-
-bool HttpExchange::writeAnswer(const QByteArray &head, const QByteArray &body)
-{
-    if (!isConnected())
-        return false;
-    // A whole answer is written to the kernel at once when nothing is queued before it. Through
-    // QTcpSocket it would wait for the next pass of the event loop, and enabling and disabling
-    // the socket's write notifier for it wakes the loop twice more. Head and body go as two
-    // pieces of one sendmsg(), not copied into one array first. What the kernel does not take
-    // (a full send buffer) is queued on the socket, which keeps the order.
-    qsizetype sent = 0;
-    if (m_socket->bytesToWrite() == 0) {
-        iovec pieces[2] = {{const_cast<char *>(head.constData()), size_t(head.size())},
-                           {const_cast<char *>(body.constData()), size_t(body.size())}};
-        msghdr message{};
-        message.msg_iov = pieces;
-        message.msg_iovlen = body.isEmpty() ? 1 : 2;
-        const ssize_t n = ::sendmsg(int(m_socket->socketDescriptor()), &message,
-                                    MSG_NOSIGNAL | MSG_DONTWAIT);
-        // An error other than a full buffer is left for the socket to meet and report.
-        if (n > 0)
-            sent = n;
-    }
-    const auto queue = [this](const QByteArray &bytes, qsizetype from) {
-        const qsizetype rest = bytes.size() - from;
-        return rest <= 0 || m_socket->write(bytes.constData() + from, rest) == rest;
-    };
-    if (sent < head.size())
-        return queue(head, sent) && queue(body, 0);
-    return queue(body, sent - head.size());
+    // Qt 6.4's responder takes its header list as an initializer_list, so the fields of an
+    // answer (known only at run time) go one writeHeader() at a time.
+    bool ok = m_responder.writeStatusLine(status);
+    for (const auto &[name, value] : headers)
+        ok = ok && m_responder.writeHeader(name, value);
+    for (const auto &[name, value] : commonHeaders())
+        ok = ok && m_responder.writeHeader(name, value);
+    return ok;
 }
 
 void HttpExchange::complete()
@@ -116,16 +88,18 @@ void HttpExchange::send(int status, const QByteArray &contentType, const QByteAr
         return;
     }
     answering(status);
-    HeaderList headers = commonHeaders();
+    HeaderList headers;
     if (!contentType.isEmpty())
-        headers.prepend({QByteArrayLiteral("Content-Type"), contentType});
-    // 204 and 1xx answers have no body and must not carry Content-Length (RFC 9110 §8.6).
-    if (status == 204)
-        writeAnswer(HttpResponse::head(status, headers));
-    else if (m_request.method == "HEAD")
-        writeAnswer(HttpResponse::head(status, headers, body.size()));
-    else
-        writeAnswer(HttpResponse::head(status, headers, body.size()), body);
+        headers.emplaceBack(QByteArrayLiteral("Content-Type"), contentType);
+    // 204 and 1xx answers have no body and must not carry Content-Length (RFC 9110 §8.6); an
+    // answer to HEAD has the GET answer's Content-Length and no body.
+    if (status != 204)
+        headers.emplaceBack(QByteArrayLiteral("Content-Length"), QByteArray::number(body.size()));
+    if (writeHead(status, headers))
+        m_responder.writeBody(status == 204 || isHead() ? QByteArray() : body);
+    // A complete answer goes to the kernel now: the next request of this connection is looked
+    // at only when this one is answered, and a client waits for it.
+    m_responder.flush();
     complete();
 }
 
@@ -167,12 +141,13 @@ bool HttpExchange::beginStream(int status, const HeaderList &headers)
     answering(status);
     if (!m_chunkedAllowed)
         m_closeAfter = true;  // the end of the body is the end of the connection
-    HeaderList all = headers + commonHeaders();
+    HeaderList all = headers;
     if (m_chunkedAllowed)
         all.emplaceBack("Transfer-Encoding", "chunked");
-    const bool ok = write(HttpResponse::head(status, all));
-    if (ok)
-        m_socket->flush();  // the client sees the status at once, before the first event
+    const bool ok = writeHead(status, all) && m_responder.writeBody({});
+    m_responder.flush();  // the client sees the status at once, before the first event
+    if (isHead())
+        complete();
     return ok;
 }
 
@@ -184,27 +159,29 @@ bool HttpExchange::beginBody(int status, const HeaderList &headers, qint64 lengt
     }
     answering(status);
     m_fixedLength = true;
-    HeaderList all = headers + commonHeaders();
+    HeaderList all = headers;
     all.emplaceBack("Content-Length", QByteArray::number(length));
-    const bool ok = write(HttpResponse::head(status, all));
-    if (m_request.method == "HEAD" || length == 0) {
+    const bool ok = writeHead(status, all) && m_responder.writeBody({});
+    if (isHead() || length == 0) {
+        m_responder.flush();
         complete();
-        return ok;
     }
     return ok;
 }
 
 bool HttpExchange::writeChunk(const QByteArray &data)
 {
-    if (!m_answered || m_completed || data.isEmpty())
+    if (!m_answered || m_completed)
+        return !isHead() && isConnected();
+    if (data.isEmpty())
         return isConnected();
     // The frame around the data goes in separate writes to the socket's buffer, not into one
     // concatenation: a chunk can hold tens of kilobytes of output, which would be copied again.
     const bool framed = m_chunkedAllowed && !m_fixedLength;
-    const bool ok = (!framed || write(QByteArray::number(data.size(), 16) + "\r\n")) && write(data)
-            && (!framed || write(QByteArrayLiteral("\r\n")));
-    if (ok)
-        m_socket->flush();
+    const bool ok = (!framed || m_responder.writeRaw(QByteArray::number(data.size(), 16) + "\r\n"))
+            && m_responder.writeRaw(data)
+            && (!framed || m_responder.writeRaw(QByteArrayLiteral("\r\n")));
+    m_responder.flush();
     return ok;
 }
 
@@ -213,7 +190,8 @@ void HttpExchange::endStream()
     if (!m_answered || m_completed)
         return;
     if (m_chunkedAllowed && !m_fixedLength)
-        write(QByteArrayLiteral("0\r\n\r\n"));
+        m_responder.writeRaw(QByteArrayLiteral("0\r\n\r\n"));
+    m_responder.flush();
     complete();
 }
 

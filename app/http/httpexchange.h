@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "guardedresponder.h"
 #include "httprequest.h"
 #include "httpresponse.h"
 
@@ -17,22 +18,25 @@ namespace replhost::http {
 
 class ConnectionGuard;
 
-// One request and its answer. Every answer of the server goes through here, so that:
-// - nothing is ever written to a socket that is gone (QPointer, checked before each write);
-// - the connection's guard learns when the answer is complete (answer order, keep-alive,
-//   "Connection: close");
-// - every answer carries the same headers (Connection, CORS).
+// One request and its answer. Every answer to a request Qt HttpServer parsed goes through here,
+// written by Qt's responder (GuardedResponder), so that:
+// - nothing is ever written to a socket that is gone (checked before each write);
+// - the connection's guard learns when the answer is complete (the next request is looked at
+//   only then, which keeps answers in order; keep-alive; "Connection: close");
+// - every answer carries the same headers (Date, Connection, CORS), and an answer to HEAD
+//   has the head of the GET answer and no body.
 //
 // Exactly one answer per exchange: send*/sendError, or beginStream + writeChunk… + endStream.
 // If the client has left, the calls do nothing and report it (isConnected()).
 //
-// Ownership: shared (handlers that answer later keep a std::shared_ptr). It writes through a
-// guarded pointer to the connection's socket, which it does not own. Destroying an exchange that
+// Ownership: shared (handlers that answer later keep a std::shared_ptr). It owns the responder,
+// which writes through a guarded pointer to the connection's socket (not its own). Destroying an exchange that
 // never answered aborts the connection (a handler bug; a late answer would be out of order).
 // Threading: the socket's thread only.
 class HttpExchange {
 public:
-    HttpExchange(QTcpSocket *socket, HttpRequest request, bool closeAfter, ConnectionGuard *guard);
+    HttpExchange(GuardedResponder responder, HttpRequest request, bool closeAfter,
+                 ConnectionGuard *guard);
     ~HttpExchange();
     HttpExchange(const HttpExchange &) = delete;
     HttpExchange &operator=(const HttpExchange &) = delete;
@@ -55,7 +59,7 @@ public:
 
     bool isConnected() const;
     bool isAnswered() const { return m_answered; }
-    QTcpSocket *socket() const { return m_socket; }
+    QTcpSocket *socket() const { return m_responder.socket(); }
 
     void send(int status, const QByteArray &contentType, const QByteArray &body);
     void sendJson(int status, const QJsonValue &json);
@@ -66,7 +70,8 @@ public:
 
     // Streaming. beginStream writes the status line and headers (and Transfer-Encoding: chunked);
     // writeChunk frames one chunk; endStream writes the last chunk and completes the answer.
-    // Return false when the client is gone.
+    // Return false when the client is gone. An answer to HEAD is complete after its head: then
+    // writeChunk returns false, so a stream ends as if its client had left.
     bool beginStream(int status, const HeaderList &headers);
     // Like beginStream, for a body whose length is known (a file): Content-Length instead of
     // chunked framing, and writeChunk writes the bytes as they are. The caller writes exactly
@@ -77,15 +82,14 @@ public:
 
 private:
     HeaderList commonHeaders() const;
-    bool write(const QByteArray &bytes);
-    // write() for a complete answer, its head and its body: straight to the kernel, in one
-    // system call, when nothing is queued before it.
-    bool writeAnswer(const QByteArray &head, const QByteArray &body = {});
+    // The status line and the header fields (the common ones after `headers`).
+    bool writeHead(int status, const HeaderList &headers);
+    bool isHead() const { return m_request.method == "HEAD"; }
     void complete();
     void answering(int status);
 
     HttpRequest m_request;
-    QPointer<QTcpSocket> m_socket;
+    GuardedResponder m_responder;
     QPointer<ConnectionGuard> m_guard;
     HeaderList m_extraHeaders;
     AnswerObserver m_observer;

@@ -34,7 +34,7 @@ bool isVerbatimTargetChar(char c)
 
 } // namespace
 
-HttpRequest HttpRequest::fromHead(RequestFramer::Head head, QByteArray body,
+HttpRequest HttpRequest::fromHead(RequestHead head, QByteArray body,
                                   const QHostAddress &remoteAddress)
 {
     HttpRequest r;

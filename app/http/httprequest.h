@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "requestframer.h"
+#include "headcheck.h"
 
 #include <replhost/sdk/result.h>
 
@@ -17,8 +17,10 @@
 
 namespace replhost::http {
 
-// What a handler needs from a request, built from what RequestFramer parsed. A plain value: an
-// answer may come long after the request (pipelined requests wait their turn, executions finish
+// What a handler needs from a request: its header fields and body as Qt HttpServer parsed them,
+// its method and target as the head check read them (Qt 6.4 gives the method only as an enum,
+// with every method it does not know as "Unknown", and the target only as a QUrl rebuilt with
+// the Host field). A plain value: an answer may come long after the request (executions finish
 // later).
 struct HttpRequest {
     QByteArray method;        // as sent: "GET", "POST", ...
@@ -31,9 +33,9 @@ struct HttpRequest {
     // A token sent as a path segment, taken out of `path` on arrival (SecurityGate::takePathToken).
     QByteArray pathToken;
 
-    // `head.target` is split into path and query: an origin-form target ("/v1/x?y=1") as sent;
+    // `head.target` is split into path and query, `head.fields` become the headers: an origin-form target ("/v1/x?y=1") as sent;
     // any other form, or one with characters a URL would re-encode, through QUrl.
-    static HttpRequest fromHead(RequestFramer::Head head, QByteArray body,
+    static HttpRequest fromHead(RequestHead head, QByteArray body,
                                 const QHostAddress &remoteAddress);
 
     // The query parsed, on first use (and kept: rawQuery must not change afterwards): most

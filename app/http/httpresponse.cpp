@@ -5,6 +5,8 @@
 #include <QJsonObject>
 
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 #include <cstring>
 #include <initializer_list>
 
@@ -93,19 +95,32 @@ QByteArray withLength(int status, const HeaderList &headers, qint64 contentLengt
 
 } // namespace
 
-QByteArray HttpResponse::head(int status, const HeaderList &headers)
-{
-    return headLines(status, headers, {"\r\n"});
-}
-
-QByteArray HttpResponse::head(int status, const HeaderList &headers, qint64 contentLength)
-{
-    return withLength(status, headers, contentLength, {});
-}
-
 QByteArray HttpResponse::full(int status, const HeaderList &headers, const QByteArray &body)
 {
     return withLength(status, headers, body.size(), body);
+}
+
+QByteArray HttpResponse::date()
+{
+    // Formatted by hand: strftime's names follow the process's locale, which Qt sets from the
+    // environment.
+    static constexpr const char *kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static constexpr const char *kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    thread_local std::time_t cachedSecond = -1;
+    thread_local QByteArray cached;
+    const std::time_t now = std::time(nullptr);
+    if (now != cachedSecond) {
+        std::tm utc{};
+        gmtime_r(&now, &utc);
+        char text[32];
+        std::snprintf(text, sizeof text, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[utc.tm_wday],
+                      utc.tm_mday, kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour,
+                      utc.tm_min, utc.tm_sec);
+        cached = QByteArray(text);
+        cachedSecond = now;
+    }
+    return cached;
 }
 
 QByteArray HttpResponse::errorBody(const QString &code, const QString &message)

@@ -10,19 +10,17 @@ namespace replhost::http {
 
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
-// Serializes HTTP/1.1 responses. Every write of one must first check that the socket is still
-// there (see HttpExchange).
+// Serializes the HTTP/1.1 responses the server writes without Qt HttpServer's responder: those
+// to requests refused from their head, which Qt never parsed (see ConnectionGuard). Every write
+// of one must first check that the socket is still there.
 class HttpResponse {
 public:
-    // "HTTP/1.1 <status> <reason>\r\n" + headers + "\r\n". The caller adds Content-Length or
-    // Transfer-Encoding.
-    static QByteArray head(int status, const HeaderList &headers);
-    // The head of a complete response whose body of `contentLength` bytes is sent separately:
-    // the headers, then Content-Length.
-    static QByteArray head(int status, const HeaderList &headers, qint64 contentLength);
-
-    // A complete response with a body (Content-Length is added).
+    // A complete response with a body (Content-Length is added after `headers`).
     static QByteArray full(int status, const HeaderList &headers, const QByteArray &body);
+
+    // The current time as an HTTP-date ("Sun, 06 Nov 1994 08:49:37 GMT", RFC 9110 §5.6.7), for
+    // the Date field of every answer. Made once a second. Threading: the thread that calls it.
+    static QByteArray date();
 
     // The body of every error this server sends: {"code": ..., "message": ...} and a newline.
     static QByteArray errorBody(const QString &code, const QString &message);

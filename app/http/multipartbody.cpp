@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "multipartbody.h"
 
-#include <QByteArrayView>
+#include <Poco/Exception.h>
+#include <Poco/MemoryStream.h>
+#include <Poco/Net/MessageHeader.h>
+#include <Poco/Net/MultipartReader.h>
+#include <Poco/Net/NameValueCollection.h>
+
+#include <istream>
+#include <string>
 
 namespace replhost::http {
 
@@ -12,23 +19,27 @@ Error bad(const QString &message)
     return makeError(QStringLiteral("bad_request"), message);
 }
 
-// The value of `name` among the ';'-separated parameters of a header value, unquoted.
-QByteArray parameter(const QByteArray &header, const QByteArray &name)
+std::string toStd(const QByteArray &bytes)
 {
-    const QList<QByteArray> pieces = header.split(';');
-    for (qsizetype i = 1; i < pieces.size(); ++i) {
-        const QByteArray piece = pieces[i].trimmed();
-        const qsizetype equals = piece.indexOf('=');
-        if (equals < 0 || piece.left(equals).trimmed().toLower() != name)
-            continue;
-        QByteArray value = piece.mid(equals + 1).trimmed();
-        if (value.size() >= 2 && value.startsWith('"') && value.endsWith('"')) {
-            value = value.mid(1, value.size() - 2);
-            value.replace("\\\"", "\"");
-            value.replace("\\\\", "\\");
-        }
-        return value;
-    }
+    return std::string(bytes.constData(), size_t(bytes.size()));
+}
+
+// An RFC 8187 ext-value ("UTF-8''na%C3%AFve.txt", "iso-8859-1'en'%A3.txt"); empty when it is
+// not one (an unknown charset included).
+QString decodeExtValue(const std::string &value)
+{
+    const size_t charsetEnd = value.find('\'');
+    const size_t languageEnd = charsetEnd == std::string::npos ? std::string::npos
+                                                               : value.find('\'', charsetEnd + 1);
+    if (languageEnd == std::string::npos)
+        return {};
+    const QByteArray charset = QByteArray::fromStdString(value.substr(0, charsetEnd)).toLower();
+    const QByteArray text =
+            QByteArray::fromPercentEncoding(QByteArray::fromStdString(value.substr(languageEnd + 1)));
+    if (charset == "utf-8")
+        return QString::fromUtf8(text);
+    if (charset == "iso-8859-1")
+        return QString::fromLatin1(text);
     return {};
 }
 
@@ -44,57 +55,53 @@ Result<QList<MultipartBody::Part>> MultipartBody::parse(const QByteArray &conten
 {
     if (!isMultipart(contentType))
         return bad(QStringLiteral("the body must be multipart/form-data"));
-    const QByteArray boundary = parameter(contentType, "boundary");
-    if (boundary.isEmpty() || boundary.size() > 70)
+    // Poco's parameter splitting honours quoted strings: a boundary or a filename may hold ';'.
+    std::string mediaType;
+    Poco::Net::NameValueCollection typeParameters;
+    Poco::Net::MessageHeader::splitParameters(toStd(contentType), mediaType, typeParameters);
+    const std::string boundary = typeParameters.get("boundary", std::string());
+    if (boundary.empty() || boundary.size() > 70)
         return bad(QStringLiteral("the multipart Content-Type has no usable boundary"));
-    const QByteArray delimiter = "--" + boundary;
-    const QByteArray separator = "\r\n" + delimiter;
+
+    const QByteArray delimiter = "--" + QByteArray::fromStdString(boundary);
+    if (!body.contains(delimiter))
+        return bad(QStringLiteral("the multipart body does not contain its boundary"));
+    // Poco's reader ends the last part where the body ends; a body cut short is not an upload.
+    if (!body.startsWith(delimiter + "--") && !body.contains("\r\n" + delimiter + "--"))
+        return bad(QStringLiteral("malformed multipart body: it does not end with the closing "
+                                  "boundary"));
 
     QList<Part> parts;
-    qsizetype position = body.indexOf(delimiter);
-    if (position < 0)
-        return bad(QStringLiteral("the multipart body does not contain its boundary"));
-    position += delimiter.size();
-    while (true) {
-        if (body.mid(position, 2) == "--")
-            return parts;  // the close delimiter
-        // Transport padding (spaces and tabs) may follow a delimiter before its line break.
-        while (position < body.size() && (body[position] == ' ' || body[position] == '\t'))
-            ++position;
-        if (body.mid(position, 2) != "\r\n")
-            return bad(QStringLiteral("malformed multipart body: a boundary line does not end "
-                                      "with CRLF"));
-        position += 2;
-        const qsizetype headersEnd = body.indexOf("\r\n\r\n", position);
-        const qsizetype blankFirst = body.mid(position, 2) == "\r\n" ? position : -1;
-        if (headersEnd < 0 && blankFirst < 0)
-            return bad(QStringLiteral("malformed multipart body: a part has no header end"));
-        Part part;
-        const qsizetype dataStart = blankFirst >= 0 ? position + 2 : headersEnd + 4;
-        if (blankFirst < 0) {
-            for (const QByteArray &line : body.mid(position, headersEnd - position).split('\n')) {
-                const QByteArray trimmed = line.trimmed();
-                const qsizetype colon = trimmed.indexOf(':');
-                if (colon < 0)
-                    continue;
-                const QByteArray name = trimmed.left(colon).trimmed().toLower();
-                const QByteArray value = trimmed.mid(colon + 1).trimmed();
-                if (name == "content-disposition") {
-                    part.name = QString::fromUtf8(parameter(value, "name"));
-                    part.fileName = QString::fromUtf8(parameter(value, "filename"));
-                } else if (name == "content-type") {
-                    part.contentType = value;
-                }
-            }
+    try {
+        // Read where the body lies, without copying it into a stream first.
+        Poco::MemoryInputStream in(body.constData(), size_t(body.size()));
+        Poco::Net::MultipartReader reader(in, boundary);
+        while (reader.hasNextPart()) {
+            Poco::Net::MessageHeader header;
+            reader.nextPart(header);
+            Part part;
+            std::string disposition;
+            Poco::Net::NameValueCollection parameters;
+            Poco::Net::MessageHeader::splitParameters(
+                    header.get("Content-Disposition", std::string()), disposition, parameters);
+            part.name = QString::fromStdString(parameters.get("name", std::string()));
+            // filename* (RFC 6266 §4.3) wins over filename when both are sent and it is readable.
+            const QString extended = decodeExtValue(parameters.get("filename*", std::string()));
+            part.fileName = extended.isEmpty()
+                    ? QString::fromStdString(parameters.get("filename", std::string()))
+                    : extended;
+            part.contentType = QByteArray::fromStdString(header.get("Content-Type", std::string()));
+            std::istream &data = reader.stream();
+            char block[64 * 1024];
+            while (data.read(block, sizeof block) || data.gcount() > 0)
+                part.data.append(block, qsizetype(data.gcount()));
+            parts.append(std::move(part));
         }
-        const qsizetype dataEnd = body.indexOf(separator, dataStart);
-        if (dataEnd < 0)
-            return bad(QStringLiteral("malformed multipart body: a part is not closed by the "
-                                      "boundary"));
-        part.data = body.mid(dataStart, dataEnd - dataStart);
-        parts.append(part);
-        position = dataEnd + separator.size();
+    } catch (const Poco::Exception &error) {
+        return bad(QStringLiteral("malformed multipart body: %1")
+                           .arg(QString::fromStdString(error.displayText())));
     }
+    return parts;
 }
 
 } // namespace replhost::http

@@ -9,8 +9,11 @@
 
 namespace replhost::http {
 
-// A multipart/form-data request body (RFC 7578) split into its parts. The body is already in
-// memory (bounded by the server's body limit); parts are slices of it.
+// A multipart/form-data request body (RFC 7578) split into its parts by Poco::Net's
+// MultipartReader, its parameters (boundary, name, filename) by Poco's MessageHeader, which
+// honours quoted strings ("a;b.txt"); filename* (RFC 6266, RFC 8187: UTF-8''na%C3%AFve.txt) is
+// decoded and wins over filename. The body is already in memory (bounded by the server's body
+// limit).
 //
 // Errors: "bad_request" (not multipart, no boundary, malformed framing).
 // Threading: none; plain values.

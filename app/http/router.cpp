@@ -51,6 +51,8 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
     // they are compared on their literal segments first, and parameters are decoded only for
     // the route that answers.
     const Segments segments = split(path);
+    // HEAD is answered by every GET route (HttpExchange leaves the body out).
+    const bool head = method == "HEAD";
     Match result;
     const auto candidates = m_bySegmentCount.constFind(segments.size());
     if (candidates == m_bySegmentCount.cend())
@@ -59,7 +61,7 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
         const Route &route = m_routes[index];
         if (!sameShape(route, segments))
             continue;
-        if (route.method != method) {
+        if (route.method != method && !(head && route.method == "GET")) {
             if (!result.allowedMethods.contains(route.method))
                 result.allowedMethods.append(route.method);
             result.kind = Match::Kind::MethodNotAllowed;

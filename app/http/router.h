@@ -21,7 +21,7 @@ class HttpExchange;
 // match one non-empty segment (percent-decoded into HttpRequest::params): "/v1/contexts/{id}".
 //
 // One security gate runs before every route, unknown paths and wrong methods get JSON errors
-// (404, 405 with Allow), and every route has exactly one method.
+// (404, 405 with Allow), and every route has exactly one method; a GET route answers HEAD too.
 //
 // Threading: fill before serving; match() is const.
 class Router {

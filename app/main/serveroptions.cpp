@@ -74,6 +74,18 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                                          QStringLiteral("Seconds before an idle connection is closed "
                                                         "(default 60)."),
                                          QStringLiteral("seconds"), QStringLiteral("60"));
+    const QCommandLineOption headTimeout(QStringLiteral("head-timeout"),
+                                         QStringLiteral("Seconds a request head may take to arrive "
+                                                        "from its first byte (default 10)."),
+                                         QStringLiteral("seconds"), QStringLiteral("10"));
+    const QCommandLineOption maxConnections(QStringLiteral("max-connections"),
+                                            QStringLiteral("Open connections at most; past it a new "
+                                                           "one is answered 503 (default 1024)."),
+                                            QStringLiteral("count"), QStringLiteral("1024"));
+    const QCommandLineOption maxConnectionsPerClient(
+            QStringLiteral("max-connections-per-client"),
+            QStringLiteral("Open connections one client address may hold (default 512)."),
+            QStringLiteral("count"), QStringLiteral("512"));
     const QCommandLineOption maxOutput(QStringLiteral("max-output"),
                                        QStringLiteral("Output kept per execution or command, in "
                                                       "bytes or with K/M/G (default 16M); beyond "
@@ -115,7 +127,8 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                                       QStringLiteral("count"));
     parser.addOptions({maxWorkers, workerIdle, warmPool});
     parser.addOptions({help, version, host, port, dataDir, pluginPath, maxBody, allowOrigin,
-                       allowHost, idleTimeout, maxOutput, maxStreams, keepAlive});
+                       allowHost, idleTimeout, headTimeout, maxConnections,
+                       maxConnectionsPerClient, maxOutput, maxStreams, keepAlive});
     parser.addOption(workspaceDefaults);
     const QCommandLineOption bwrap(QStringLiteral("bwrap"),
                                    QStringLiteral("The bubblewrap program that runs the workers "
@@ -171,6 +184,15 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     const int idleSeconds = parser.value(idleTimeout).toInt(&ok);
     if (!ok || idleSeconds < 1 || idleSeconds > 24 * 3600)
         return fail(QStringLiteral("--idle-timeout must be a number of seconds from 1 to 86400"));
+    const int headSeconds = parser.value(headTimeout).toInt(&ok);
+    if (!ok || headSeconds < 1 || headSeconds > 3600)
+        return fail(QStringLiteral("--head-timeout must be a number of seconds from 1 to 3600"));
+    const int connectionCap = parser.value(maxConnections).toInt(&ok);
+    if (!ok || connectionCap < 1 || connectionCap > 1000000)
+        return fail(QStringLiteral("--max-connections must be a number from 1 to 1000000"));
+    const int clientConnectionCap = parser.value(maxConnectionsPerClient).toInt(&ok);
+    if (!ok || clientConnectionCap < 1 || clientConnectionCap > 1000000)
+        return fail(QStringLiteral("--max-connections-per-client must be a number from 1 to 1000000"));
     qint64 outputLimit = 0;
     if (!parseSize(parser.value(maxOutput), &outputLimit) || outputLimit < 1)
         return fail(QStringLiteral("--max-output must be a size such as 65536, 512K or 16M"));
@@ -227,6 +249,9 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     options.server.allowedHosts = parser.values(allowHost);
     options.server.limits.maxBodyBytes = bodyLimit;
     options.server.limits.idleTimeoutMs = idleSeconds * 1000;
+    options.server.limits.headTimeoutMs = headSeconds * 1000;
+    options.server.limits.maxConnections = connectionCap;
+    options.server.limits.maxConnectionsPerAddress = clientConnectionCap;
     options.server.maxStreamsPerClient = streamCap;
     options.server.sseKeepAliveMs = keepAliveMs;
     if (parser.isSet(workspaceDefaults)) {

@@ -5,7 +5,7 @@
 #include <QUrl>
 
 using replhost::http::HttpRequest;
-using replhost::http::RequestFramer;
+using replhost::http::RequestHead;
 
 class tst_HttpRequest : public QObject {
     Q_OBJECT
@@ -20,9 +20,9 @@ private slots:
 
 namespace {
 
-RequestFramer::Head headFor(const QByteArray &target)
+RequestHead headFor(const QByteArray &target)
 {
-    RequestFramer::Head head;
+    RequestHead head;
     head.method = "GET";
     head.target = target;
     return head;
@@ -109,7 +109,7 @@ void tst_HttpRequest::queryFlagReadsTheFirstItemOfItsName()
 
 void tst_HttpRequest::headFieldsAndBodyAreKept()
 {
-    RequestFramer::Head head = headFor("/v1/x");
+    RequestHead head = headFor("/v1/x");
     head.method = "POST";
     head.fields = {{"Host", "localhost"}, {"X-Twice", "1"}, {"x-twice", "2"}};
     const HttpRequest request = HttpRequest::fromHead(head, "{}", QHostAddress::LocalHostIPv6);
