@@ -179,9 +179,12 @@ void tst_HostileClients::trickledHeadsDoNotStopOtherClients()
         }
         QThread::sleep(1);
     }
-    // None of the trickled requests was answered: their heads never ended.
-    for (auto &trickle : trickles)
-        QVERIFY(trickle->readResponses(1, 1).isEmpty());
+    // None of the trickled requests was served: their heads never ended. (On a slow machine
+    // the head deadline may have cut some off already: then their answer is that 408.)
+    for (auto &trickle : trickles) {
+        const QByteArray answer = trickle->readResponses(1, 1);
+        QVERIFY2(answer.isEmpty() || answer.startsWith("HTTP/1.1 408 "), answer.constData());
+    }
 }
 
 void tst_HostileClients::headDeadlineEndsATrickle()
