@@ -25,7 +25,12 @@ QJsonObject errorOf(const QByteArray &response)
     const qsizetype headEnd = response.indexOf("\r\n\r\n");
     if (headEnd < 0)
         return {};
-    return QJsonDocument::fromJson(response.mid(headEnd + 4)).object();
+    // The body is the Content-Length bytes after the head: what follows is another answer.
+    static const QRegularExpression length(QStringLiteral("\r\ncontent-length: *(\\d+)"),
+                                           QRegularExpression::CaseInsensitiveOption);
+    const auto match = length.match(QString::fromLatin1(response.left(headEnd)));
+    const qsizetype size = match.hasMatch() ? match.captured(1).toLongLong() : -1;
+    return QJsonDocument::fromJson(response.mid(headEnd + 4, size)).object();
 }
 
 QByteArray headOf(const QByteArray &response)
