@@ -4,6 +4,8 @@
 // refused fixtures abort the process if their code is ever loaded); nothing is fatal.
 #include "core/pluginregistry.h"
 
+#include <replhost/sdk/version.h>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -65,7 +67,8 @@ private slots:
 
         QTest::newRow("built for another SDK major")
             << "fixture_future_sdk" << State::Incompatible << "future"
-            << QStringList{QStringLiteral("2.0"), QStringLiteral("1.0")};
+            << QStringList{QStringLiteral("2.0"),
+                           QStringLiteral("%1.%2").arg(replhost::sdk::kSdkVersionMajor).arg(replhost::sdk::kSdkVersionMinor)};
         QTest::newRow("implements another interface")
             << "fixture_other_iid" << State::Broken << ""
             << QStringList{QStringLiteral("org.example.ImageFormat/1")};
