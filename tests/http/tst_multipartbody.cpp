@@ -117,6 +117,16 @@ void tst_MultipartBody::malformedBodiesAreRefused_data()
     QTest::newRow("boundary not in the body") << kType << QByteArray("hello");
     QTest::newRow("part without header end")
             << kType << QByteArray("--XyZ\r\nContent-Disposition: form-data; name=a");
+    // A fuzzer's finding: Poco's reader found empty parts in this without end.
+    QByteArray endless("--q----q");
+    endless += '\0';
+    endless += "mt n)ame=a\r\n\r\nn%ver closed" + QByteArray(160, '\xff');
+    QTest::newRow("parts without end")
+            << QByteArray("multipart/form-data; boundary=q") << endless;
+    QByteArray many;
+    for (int i = 0; i < 1025; ++i)
+        many += part("form-data; name=f" + QByteArray::number(i), "x");
+    QTest::newRow("more than 1024 parts") << kType << QByteArray(many + "--XyZ--\r\n");
 }
 
 void tst_MultipartBody::malformedBodiesAreRefused()
