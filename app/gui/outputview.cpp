@@ -215,21 +215,31 @@ void OutputView::addExecution(const core::ExecutionPtr &execution, bool withCode
 {
     if (!execution || m_blockIndex.contains(execution->id()))
         return;
-    // Output is written at the end of the view, so a run queued behind one that is still going
-    // is shown once it starts (or ends unstarted): its block would otherwise sit between the
-    // running one's code and that run's output. (The history lists it meanwhile.)
-    if (execution->status() == QLatin1String("queued") && !execution->isFinished()
-        && std::any_of(m_blocks.cbegin(), m_blocks.cend(), [](const Block &b) {
-               return !b.finished && !b.execution.expired();
-           })) {
-        const std::weak_ptr<core::Execution> later = execution;
-        m_connections.append(connect(execution.get(), &core::Execution::eventAdded, this,
-                                     [this, later, withCode] {
-                                         if (const core::ExecutionPtr e = later.lock())
-                                             addExecution(e, withCode);
-                                     },
-                                     Qt::SingleShotConnection));
-        return;
+    // Output is written at the end of the view, so a run is drawn only once no earlier run is
+    // shown unfinished: its block would otherwise sit between that run's code and its output.
+    // A run queued behind a busy one waits until it starts (the history lists it meanwhile);
+    // a run that starts while the done of the one before is still being committed (a run's end
+    // is announced only once its history is on disk) waits for that done.
+    if (!execution->isFinished()) {
+        const auto unfinished = std::find_if(m_blocks.cbegin(), m_blocks.cend(), [](const Block &b) {
+            const core::ExecutionPtr shown = b.execution.lock();
+            return !b.finished && shown && !shown->isFinished();
+        });
+        if (unfinished != m_blocks.cend()) {
+            const std::weak_ptr<core::Execution> later = execution;
+            const auto retry = [this, later, withCode] {
+                if (const core::ExecutionPtr e = later.lock())
+                    addExecution(e, withCode);
+            };
+            const core::ExecutionPtr earlier = unfinished->execution.lock();
+            if (execution->status() == QLatin1String("queued"))
+                m_connections.append(connect(execution.get(), &core::Execution::eventAdded, this,
+                                             retry, Qt::SingleShotConnection));
+            else
+                m_connections.append(connect(earlier.get(), &core::Execution::finished, this,
+                                             retry, Qt::SingleShotConnection));
+            return;
+        }
     }
     Block &block = beginBlock(execution->id(), execution->executionCount(), execution->code(), withCode);
     block.execution = execution;
