@@ -9,10 +9,13 @@
 #include "filescommand.h"
 #include "helptext.h"
 #include "historycommand.h"
+#include "mcprelay.h"
 #include "runcommand.h"
+#include "serverlauncher.h"
 #include "serverlocator.h"
 #include "workspacescommand.h"
 
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +65,15 @@ int main(int argc, char *argv[])
     if (line->version) {
         Console::out("replhost-cli " REPLHOST_VERSION "\n");
         return toExitCode(ExitStatus::Ok);
+    }
+
+    if (line->command == "mcp") {
+        // stdout is the protocol's from here on: every failure goes to stderr.
+        const Result<ServerEndpoint> endpoint =
+                ServerLauncher::locateOrStart(ServerLocator::Overrides{line->url, line->token, line->dataDir});
+        if (!endpoint)
+            return finish(endpoint.failure());
+        return McpRelay(*endpoint, std::cin, std::cout).run();
     }
 
     // The server is looked for on the first request, after the command has checked its words.

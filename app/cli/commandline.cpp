@@ -55,6 +55,7 @@ const std::map<std::string, std::vector<OptionSpec>> &commandOptions()
               {"limit", 'n', true, false},
               {"before", 0, true, false},
               {"all", 0, false, false}}},
+            {"mcp", {}},
             {"workspaces ls", {}},
             {"workspaces new", {{"directory", 0, true, false}}},
             {"workspaces rm", {{"purge", 0, false, false}}},
@@ -93,6 +94,7 @@ const std::map<std::string, std::vector<std::string>> &CommandLine::commands()
             {"env", {"show", "set", "unset", "clear"}},
             {"files", {"ls", "get", "put"}},
             {"history", {}},
+            {"mcp", {}},
             {"workspaces", {"ls", "new", "rm"}},
     };
     return table;

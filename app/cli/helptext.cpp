@@ -15,6 +15,7 @@ Commands:
   env show|set|unset|clear          env layers of the workspace or of a context
   files ls|get|put                  files of the workspace directory
   history                           the runs of a context, newest first
+  mcp                               serve MCP (Model Context Protocol) on stdin/stdout
   workspaces ls|new|rm              the server's workspaces
 
 Options (anywhere on the line):
@@ -55,6 +56,19 @@ go to stdout, errors to stderr.
 Ctrl-C interrupts the run (the context keeps its state; exit status 130); a second
 Ctrl-C stops waiting at once. Exit status: the run's (0 ok, 1 error or aborted,
 124 timeout, 130 interrupted). --json prints the finished execution document.
+)";
+    }
+    if (command == "mcp") {
+        return R"(Usage: replhost-cli mcp [--url URL] [--token TOKEN] [--data-dir DIR]
+
+Speaks the Model Context Protocol on standard input and output (one JSON-RPC
+message per line) and relays it to the server's /mcp endpoint, for an agent that
+starts its tools as commands: {"command": "replhost-cli", "args": ["mcp"]}.
+Only protocol messages are written to stdout; diagnostics go to stderr.
+
+When no server runs for the data directory (and no --url or $REPLHOST_URL is
+given), replhost-server is started in the background for it, on a free port; it
+keeps running after the client leaves, with its log in <data dir>/server.log.
 )";
     }
     if (command == "contexts") {

@@ -11,6 +11,7 @@
 #include "httpexchange.h"
 #include "httpmetrics.h"
 #include "httpserverbridge.h"
+#include "mcpendpoint.h"
 #include "nativeapi.h"
 #include "opensandboxapi.h"
 
@@ -32,10 +33,10 @@ namespace {
 
 // The request fields a browser may send to the routes (CORS preflight): the credentials the
 // SecurityGate reads (Authorization, and the OpenSandbox clients' own headers), the body's type,
-// the resumption of an event stream and a range of a download.
+// the resumption of an event stream, a range of a download and MCP's session and revision.
 constexpr const char *kCorsRequestHeaders =
         "Authorization, Content-Type, Last-Event-ID, Range, OPEN-SANDBOX-API-KEY, "
-        "X-EXECD-ACCESS-TOKEN";
+        "X-EXECD-ACCESS-TOKEN, Mcp-Session-Id, MCP-Protocol-Version";
 
 } // namespace
 
@@ -70,6 +71,8 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
     m_e2b->registerRoutes(m_router, E2bApi::capabilityPrefix() + QStringLiteral("/{token}"));
     m_openSandbox = std::make_unique<OpenSandboxApi>(engine, m_config.token, m_config.sseKeepAliveMs, m_streams);
     m_openSandbox->registerRoutes(m_router, m_gate);
+    m_mcp = std::make_unique<McpEndpoint>(engine, m_config.sseKeepAliveMs, m_streams);
+    m_mcp->registerRoutes(m_router);
 }
 
 ApiServer::~ApiServer()

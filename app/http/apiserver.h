@@ -31,6 +31,7 @@ class HttpMetrics;
 class GuardedTcpServer;
 class HttpExchange;
 class HttpServerBridge;
+class McpEndpoint;
 struct HttpRequest;
 class NativeApi;
 class OpenSandboxApi;
@@ -40,7 +41,7 @@ class OpenSandboxApi;
 // body is read, then parsed by Qt HttpServer (HttpServerBridge) and routed (Router) to the
 // native API v1 (NativeApi, FilesApi, CommandsApi) and the E2B-compatible routes under
 // /e2b/<token>/ (E2bApi) and the OpenSandbox-compatible ones under /opensandbox/
-// (OpenSandboxApi). GET /healthz is the only route that needs no token; GET /metrics
+// (OpenSandboxApi), and MCP's Streamable HTTP transport at /mcp (McpEndpoint). GET /healthz is the only route that needs no token; GET /metrics
 // serves the engine's and the server's counters in the Prometheus format. With
 // ApiServerConfig::e2bOnly it serves the E2B routes alone, at the root and without a token.
 //
@@ -91,6 +92,7 @@ private:
     std::unique_ptr<CommandsApi> m_commands;
     std::unique_ptr<E2bApi> m_e2b;
     std::unique_ptr<OpenSandboxApi> m_openSandbox;  // absent on an E2B-only listener
+    std::unique_ptr<McpEndpoint> m_mcp;             // absent on an E2B-only listener
     // Shared with the exchanges' observers, which may answer after the server is gone.
     std::shared_ptr<HttpMetrics> m_httpMetrics;
     // A child of this object, deleted first in the destructor: its connections' exchanges and

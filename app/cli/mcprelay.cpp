@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "mcprelay.h"
+
+#include "ssereader.h"
+
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <Poco/StreamCopier.h>
+#include <Poco/URI.h>
+
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace replhost::cli {
+
+namespace {
+
+// What the relay needs to know of a message: its id as JSON text (empty for a notification or
+// a message it cannot read) and whether it is initialize.
+struct Peek {
+    std::string id;
+    bool initialize = false;
+};
+
+Peek peek(const std::string &message)
+{
+    Peek result;
+    try {
+        const Poco::Dynamic::Var parsed = Poco::JSON::Parser().parse(message);
+        if (parsed.type() != typeid(Poco::JSON::Object::Ptr))
+            return result;
+        const Poco::JSON::Object::Ptr object = parsed.extract<Poco::JSON::Object::Ptr>();
+        if (object->has("id") && !object->isNull("id") && object->has("method")) {
+            const Poco::Dynamic::Var id = object->get("id");
+            std::ostringstream text;
+            Poco::JSON::Stringifier::stringify(id, text);
+            result.id = text.str();
+        }
+        result.initialize = object->has("method") && object->getValue<std::string>("method") == "initialize";
+    } catch (const std::exception &) {  // Poco's too: the server says what is wrong with it
+    }
+    return result;
+}
+
+// A JSON-RPC error object whose id is null gets `id`: the server could not tie it to the
+// request (it refused the whole POST), the relay can.
+std::string withId(const std::string &body, const std::string &id)
+{
+    if (id.empty())
+        return body;
+    try {
+        Poco::JSON::Object::Ptr object =
+                Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
+        if (!object->has("error") || !object->isNull("id"))
+            return body;
+        object->set("id", Poco::JSON::Parser().parse(id));
+        std::ostringstream text;
+        object->stringify(text);
+        return text.str();
+    } catch (const std::exception &) {
+        return body;
+    }
+}
+
+bool isJsonRpc(const std::string &body)
+{
+    return body.find("\"jsonrpc\"") != std::string::npos;
+}
+
+std::string escaped(const std::string &text)
+{
+    std::ostringstream out;
+    Poco::JSON::Stringifier::formatString(text, out);
+    return out.str();
+}
+
+} // namespace
+
+McpRelay::McpRelay(ServerEndpoint endpoint, std::istream &in, std::ostream &out)
+    : m_endpoint(std::move(endpoint)), m_in(in), m_out(out)
+{
+    const Poco::URI uri(m_endpoint.url);
+    m_host = uri.getHost();
+    m_port = uri.getPort();
+    m_path = uri.getPath() + "/mcp";
+}
+
+int McpRelay::run()
+{
+    std::string line;
+    while (std::getline(m_in, line)) {
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos)
+            continue;
+        if (peek(line).initialize) {
+            relay(line);  // alone: later messages need its session
+            continue;
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            ++m_inFlight;
+        }
+        std::thread([this, line] {
+            relay(line);
+            std::lock_guard lock(m_mutex);
+            if (--m_inFlight == 0)
+                m_idle.notify_all();
+        }).detach();
+    }
+    std::unique_lock lock(m_mutex);
+    m_idle.wait(lock, [this] { return m_inFlight == 0; });
+    return 0;
+}
+
+void McpRelay::write(const std::string &message)
+{
+    // One message a line: the server's JSON is compact, so it has no raw newline.
+    std::lock_guard lock(m_mutex);
+    m_out << message << '\n';
+    m_out.flush();
+}
+
+void McpRelay::writeError(const std::string &id, const std::string &text)
+{
+    if (id.empty()) {
+        std::cerr << "replhost-cli mcp: " << text << '\n';
+        return;
+    }
+    write("{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"error\":{\"code\":" + std::to_string(kRelayError)
+          + ",\"message\":" + escaped(text) + "}}");
+}
+
+void McpRelay::relay(const std::string &message)
+{
+    const Peek request = peek(message);
+    std::string session, version;
+    {
+        std::lock_guard lock(m_mutex);
+        session = m_session;
+        version = m_version;
+    }
+    try {
+        Poco::Net::HTTPClientSession connection(m_host, m_port);
+        // A run answers when it ends, however long that takes.
+        connection.setTimeout(Poco::Timespan(10, 0), Poco::Timespan(30, 0), Poco::Timespan(0, 0));
+        Poco::Net::HTTPRequest post(Poco::Net::HTTPRequest::HTTP_POST, m_path, Poco::Net::HTTPMessage::HTTP_1_1);
+        post.set("Authorization", "Bearer " + m_endpoint.token);
+        post.set("Accept", "application/json, text/event-stream");
+        post.setContentType("application/json");
+        post.setContentLength(std::streamsize(message.size()));
+        if (!session.empty())
+            post.set("Mcp-Session-Id", session);
+        if (!version.empty())
+            post.set("MCP-Protocol-Version", version);
+        connection.sendRequest(post) << message;
+        Poco::Net::HTTPResponse response;
+        std::istream &body = connection.receiveResponse(response);
+        const int status = int(response.getStatus());
+        if (status == 202)
+            return;
+        if (response.getContentType().rfind("text/event-stream", 0) == 0) {
+            SseReader reader(body);
+            while (const std::optional<SseEvent> event = reader.next())
+                write(event->data);
+            return;
+        }
+        std::string text;
+        Poco::StreamCopier::copyToString(body, text);
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+            text.pop_back();
+        if (request.initialize && status == 200) {
+            std::lock_guard lock(m_mutex);
+            m_session = response.get("Mcp-Session-Id", "");
+            try {
+                const Poco::JSON::Object::Ptr answer =
+                        Poco::JSON::Parser().parse(text).extract<Poco::JSON::Object::Ptr>();
+                m_version = answer->getObject("result")->getValue<std::string>("protocolVersion");
+            } catch (const std::exception &) {
+                m_version.clear();  // an error answer: no revision was agreed
+            }
+        }
+        if (isJsonRpc(text))
+            write(withId(text, request.id));
+        else if (!text.empty() || status >= 400)
+            writeError(request.id, "replhost-server answered " + std::to_string(status) + " " + response.getReason()
+                                           + (text.empty() ? std::string() : ": " + text));
+    } catch (const std::exception &error) {  // Poco's network exceptions too
+        writeError(request.id, "cannot reach replhost-server at " + m_endpoint.url + " (from "
+                                       + m_endpoint.urlSource + "): " + error.what());
+    }
+}
+
+} // namespace replhost::cli

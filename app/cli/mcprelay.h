@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "serverlocator.h"
+
+#include <condition_variable>
+#include <iosfwd>
+#include <mutex>
+#include <string>
+
+namespace replhost::cli {
+
+// `replhost-cli mcp`: MCP's stdio transport on this process's stdin and stdout, relayed to the
+// server's Streamable HTTP transport at <url>/mcp. Each line read is one JSON-RPC message; it is
+// POSTed with the bearer token, and what the server answers (a JSON body, or the messages of an
+// event stream: progress notifications, then the response) is written to stdout one message a
+// line. Nothing else is ever written to stdout; diagnostics go to stderr.
+//
+// initialize is relayed alone and first; its answer's Mcp-Session-Id and protocol revision go
+// with every later message. Other messages are relayed concurrently, each on its own
+// connection, so a notifications/cancelled reaches the server while the run it cancels is still
+// being answered. When the server cannot be reached or refuses a request without a JSON-RPC
+// answer (401, 403), the request gets a JSON-RPC error with its own id, saying why.
+//
+// At the end of stdin the relay waits for the answers still coming, then returns. The server
+// keeps running (its contexts outlive the client).
+//
+// Threading: run() on one thread; it starts a thread per message and joins them all.
+class McpRelay {
+public:
+    McpRelay(ServerEndpoint endpoint, std::istream &in, std::ostream &out);
+
+    // Relays until the end of input; returns the process's exit status (0).
+    int run();
+
+    // JSON-RPC's internal error, used for what the relay itself could not do.
+    static constexpr int kRelayError = -32603;
+
+private:
+    void relay(const std::string &message);
+    void write(const std::string &message);
+    void writeError(const std::string &id, const std::string &text);
+
+    ServerEndpoint m_endpoint;
+    std::string m_host;
+    unsigned short m_port = 0;
+    std::string m_path;  // <base path>/mcp
+    std::istream &m_in;
+    std::ostream &m_out;
+
+    std::mutex m_mutex;  // guards the session, the count and the output
+    std::condition_variable m_idle;
+    std::string m_session;
+    std::string m_version;
+    int m_inFlight = 0;
+};
+
+} // namespace replhost::cli

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "mcpendpoint.h"
+
+#include "httpexchange.h"
+#include "mcpanswer.h"
+#include "mcpdispatcher.h"
+#include "mcpmessage.h"
+#include "router.h"
+#include "streamlimiter.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace replhost::http {
+
+namespace {
+
+void sendRpcError(HttpExchange &exchange, int status, const QJsonValue &id, int code, const QString &message,
+                  const QJsonValue &data = QJsonValue::Undefined)
+{
+    exchange.send(status, QByteArrayLiteral("application/json"),
+                  McpMessage::compact(McpMessage::error(id, code, message, data)));
+}
+
+// The media type of a Content-Type field without its parameters, lower-case.
+QByteArray essence(const QByteArray &field)
+{
+    const qsizetype semicolon = field.indexOf(';');
+    return (semicolon < 0 ? field : field.first(semicolon)).trimmed().toLower();
+}
+
+// Whether an Accept field admits `type` ("application/json"): listed, or through a wildcard.
+bool accepts(const QByteArray &accept, const QByteArray &type)
+{
+    const QByteArray family = type.first(type.indexOf('/')) + "/*";  // `type` has a '/'
+
+    for (const QByteArray &item : accept.split(',')) {
+        const QByteArray range = essence(item);
+        if (range == type || range == family || range == "*/*")
+            return true;
+    }
+    return false;
+}
+
+QString inFlightKey(const QString &session, const QJsonValue &id)
+{
+    return session + QLatin1Char('\n') + McpMessage::idKey(id);
+}
+
+} // namespace
+
+McpEndpoint::McpEndpoint(core::Engine &engine, int sseKeepAliveMs, StreamLimiter &streams)
+    : m_keepAliveMs(sseKeepAliveMs),
+      m_streams(streams),
+      m_dispatcher(std::make_unique<McpDispatcher>(engine)),
+      m_inFlight(std::make_shared<InFlight>())
+{
+}
+
+McpEndpoint::~McpEndpoint() = default;
+
+void McpEndpoint::registerRoutes(Router &router)
+{
+    router.add("POST", QLatin1String(kPath), [this](const ExchangePtr &exchange) { post(exchange); });
+    router.add("DELETE", QLatin1String(kPath), [this](const ExchangePtr &exchange) { remove(exchange); });
+}
+
+void McpEndpoint::post(const ExchangePtr &exchange)
+{
+    const HttpRequest &http = exchange->request();
+    if (essence(http.header("content-type")) != "application/json") {
+        sendRpcError(*exchange, 415, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("a message to /mcp is sent with Content-Type: application/json"));
+        return;
+    }
+    const QByteArray accept = http.header("accept");
+    const bool acceptsJson = accept.isEmpty() || accepts(accept, "application/json");
+    const bool acceptsStream = accepts(accept, "text/event-stream");
+    if (!acceptsJson && !acceptsStream) {
+        sendRpcError(*exchange, 406, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("answers from /mcp are application/json or text/event-stream; send "
+                                    "Accept: application/json, text/event-stream"));
+        return;
+    }
+
+    const QString session = QString::fromLatin1(http.header("mcp-session-id").trimmed());
+    QString version;
+    if (!session.isEmpty()) {
+        version = m_sessions.version(session);
+        if (version.isEmpty()) {
+            // The spec's signal to start again with initialize.
+            sendRpcError(*exchange, 404, QJsonValue(), McpMessage::kInvalidRequest,
+                         QStringLiteral("no session '%1' (it ended or the server restarted); send "
+                                        "initialize again without Mcp-Session-Id").arg(session));
+            return;
+        }
+    }
+    const QString headerVersion = QString::fromLatin1(http.header("mcp-protocol-version").trimmed());
+    if (!headerVersion.isEmpty()) {
+        if (!McpMessage::isSupportedVersion(headerVersion)) {
+            sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
+                         QStringLiteral("MCP-Protocol-Version %1 is not one this server speaks (%2)")
+                                 .arg(headerVersion, McpMessage::supportedVersions().join(QStringLiteral(", "))),
+                         QJsonObject{{QStringLiteral("supported"),
+                                      QJsonArray::fromStringList(McpMessage::supportedVersions())}});
+            return;
+        }
+        if (!version.isEmpty() && version != headerVersion) {
+            sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
+                         QStringLiteral("MCP-Protocol-Version %1 is not the revision of this session (%2)")
+                                 .arg(headerVersion, version));
+            return;
+        }
+        version = headerVersion;
+    }
+    if (version.isEmpty())
+        version = McpMessage::assumedVersion();
+
+    QJsonParseError parseError;
+    const QJsonDocument document = QJsonDocument::fromJson(http.body, &parseError);
+    // QJsonDocument (Qt 6.4) reads objects and arrays only: a bare scalar is JSON all the same,
+    // just not a message.
+    if (parseError.error != QJsonParseError::NoError
+        && QJsonDocument::fromJson("[" + http.body + "]").array().size() == 1) {
+        sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("a JSON-RPC message must be an object"));
+        return;
+    }
+    if (parseError.error != QJsonParseError::NoError) {
+        sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kParseError,
+                     QStringLiteral("the body is not JSON: %1 at offset %2")
+                             .arg(parseError.errorString())
+                             .arg(parseError.offset));
+        return;
+    }
+    if (document.isArray()) {
+        batch(exchange, document.array(), session, version);
+        return;
+    }
+    const QJsonObject message = document.object();
+    QString why;
+    switch (McpMessage::classify(message, &why)) {
+    case McpMessage::Kind::Invalid: {
+        const QJsonValue id = message.value(QLatin1String("id"));
+        sendRpcError(*exchange, 400, id.isString() || id.isDouble() ? id : QJsonValue(),
+                     McpMessage::kInvalidRequest, why);
+        return;
+    }
+    case McpMessage::Kind::Notification:
+    case McpMessage::Kind::Response:
+        notification(message, session);
+        exchange->sendEmpty(202);
+        return;
+    case McpMessage::Kind::Request:
+        request(exchange, message, session, version, acceptsStream);
+        return;
+    }
+}
+
+void McpEndpoint::request(const ExchangePtr &exchange, const QJsonObject &message, const QString &session,
+                          const QString &version, bool acceptsStream)
+{
+    const QJsonValue id = message.value(QLatin1String("id"));
+    if (message.value(QLatin1String("method")) == QLatin1String("initialize")) {
+        if (!session.isEmpty()) {
+            sendRpcError(*exchange, 400, id, McpMessage::kInvalidRequest,
+                         QStringLiteral("session '%1' is initialized already; to start again, send "
+                                        "initialize without Mcp-Session-Id").arg(session));
+            return;
+        }
+        m_dispatcher->handle(message, version, std::make_shared<McpCall>(QJsonValue(), nullptr),
+                             [this, exchange](const QJsonObject &response) {
+                                 const QJsonValue negotiated = response.value(QLatin1String("result"))
+                                                                       .toObject()
+                                                                       .value(QLatin1String("protocolVersion"));
+                                 if (negotiated.isString()) {
+                                     exchange->addHeader("Mcp-Session-Id",
+                                                         m_sessions.open(negotiated.toString()).toLatin1());
+                                     // A page's script may read it (an allowed Origin only gets here).
+                                     exchange->addHeader("Access-Control-Expose-Headers", "Mcp-Session-Id");
+                                 }
+                                 exchange->send(200, QByteArrayLiteral("application/json"),
+                                                McpMessage::compact(response));
+                             });
+        return;
+    }
+
+    const QJsonValue token = message.value(QLatin1String("params")).toObject()
+                                     .value(QLatin1String("_meta")).toObject()
+                                     .value(QLatin1String("progressToken"));
+    const bool streamable = acceptsStream && (token.isString() || token.isDouble());
+    StreamLimiter::Lease lease;
+    if (streamable) {
+        lease = m_streams.admit(*exchange);
+        if (!lease)
+            return;  // answered 429
+    }
+    const QString key = inFlightKey(session, id);
+    if (!session.isEmpty()) {
+        if (const auto running = m_inFlight->value(key).lock()) {
+            sendRpcError(*exchange, 400, id, McpMessage::kInvalidRequest,
+                         QStringLiteral("request id %1 is in use by a request of this session that has "
+                                        "not been answered yet")
+                                 .arg(id.toVariant().toString()));
+            return;
+        }
+    }
+    auto answer = std::make_shared<McpAnswer>(exchange, streamable, m_keepAliveMs, std::move(lease));
+    std::weak_ptr<McpAnswer> weakAnswer = answer;
+    auto call = std::make_shared<McpCall>(token, [weakAnswer](const QJsonObject &notification) {
+        if (const auto open = weakAnswer.lock())
+            open->notify(notification);
+    });
+    if (!session.isEmpty())
+        m_inFlight->insert(key, call);
+    std::weak_ptr<InFlight> inFlight = m_inFlight;
+    m_dispatcher->handle(message, version, call,
+                         [answer, call, key, inFlight](const QJsonObject &response) {
+                             if (const auto table = inFlight.lock(); table && table->value(key).lock() == call)
+                                 table->remove(key);
+                             if (call->isCancelled())
+                                 answer->abandon();  // the spec: no response to a cancelled request
+                             else
+                                 answer->respond(response);
+                         });
+}
+
+void McpEndpoint::batch(const ExchangePtr &exchange, const QJsonArray &messages, const QString &session,
+                        const QString &version)
+{
+    if (version != QLatin1String("2025-03-26")) {
+        sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("revision %1 has no batches; send one message per POST").arg(version));
+        return;
+    }
+    if (messages.isEmpty()) {
+        sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("an empty batch"));
+        return;
+    }
+    // The responses in the order they come; the answer goes when the last request is done.
+    struct Collected {
+        QJsonArray responses;
+        int pending = 0;
+        bool sealed = false;
+    };
+    auto collected = std::make_shared<Collected>();
+    const auto finishIfDone = [exchange, collected] {
+        if (!collected->sealed || collected->pending > 0)
+            return;
+        if (collected->responses.isEmpty())
+            exchange->sendEmpty(202);
+        else
+            exchange->send(200, QByteArrayLiteral("application/json"),
+                           QJsonDocument(collected->responses).toJson(QJsonDocument::Compact));
+    };
+    std::weak_ptr<InFlight> inFlight = m_inFlight;
+    for (const QJsonValue &value : messages) {
+        QString why;
+        const QJsonObject message = value.toObject();
+        const QJsonValue id = message.value(QLatin1String("id"));
+        switch (McpMessage::classify(value, &why)) {
+        case McpMessage::Kind::Invalid:
+            collected->responses.append(McpMessage::error(id.isString() || id.isDouble() ? id : QJsonValue(),
+                                                          McpMessage::kInvalidRequest, why));
+            break;
+        case McpMessage::Kind::Notification:
+        case McpMessage::Kind::Response:
+            notification(message, session);
+            break;
+        case McpMessage::Kind::Request: {
+            if (message.value(QLatin1String("method")) == QLatin1String("initialize")) {
+                collected->responses.append(McpMessage::error(
+                        id, McpMessage::kInvalidRequest, QStringLiteral("initialize cannot be part of a batch")));
+                break;
+            }
+            auto call = std::make_shared<McpCall>(QJsonValue(), nullptr);
+            const QString key = inFlightKey(session, id);
+            if (!session.isEmpty())
+                m_inFlight->insert(key, call);
+            ++collected->pending;
+            m_dispatcher->handle(message, version, call,
+                                 [collected, call, key, inFlight, finishIfDone](const QJsonObject &response) {
+                                     if (const auto table = inFlight.lock(); table && table->value(key).lock() == call)
+                                         table->remove(key);
+                                     if (!call->isCancelled())
+                                         collected->responses.append(response);
+                                     --collected->pending;
+                                     finishIfDone();
+                                 });
+            break;
+        }
+        }
+    }
+    collected->sealed = true;
+    finishIfDone();
+}
+
+void McpEndpoint::notification(const QJsonObject &message, const QString &session)
+{
+    // Responses (this server sends no requests) and notifications other than a cancellation
+    // need nothing: notifications/initialized only marks the end of the handshake.
+    if (message.value(QLatin1String("method")) != QLatin1String("notifications/cancelled") || session.isEmpty())
+        return;
+    const QJsonValue requestId = message.value(QLatin1String("params")).toObject().value(QLatin1String("requestId"));
+    if (!requestId.isString() && !requestId.isDouble())
+        return;
+    // An unknown or finished request is no error: the answer and the cancellation crossed.
+    if (const McpCallPtr call = m_inFlight->value(inFlightKey(session, requestId)).lock())
+        call->cancel();
+}
+
+void McpEndpoint::remove(const ExchangePtr &exchange)
+{
+    const QString session = QString::fromLatin1(exchange->request().header("mcp-session-id").trimmed());
+    if (session.isEmpty()) {
+        sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("DELETE /mcp ends the session named by the Mcp-Session-Id header"));
+        return;
+    }
+    if (!m_sessions.close(session)) {
+        sendRpcError(*exchange, 404, QJsonValue(), McpMessage::kInvalidRequest,
+                     QStringLiteral("no session '%1'").arg(session));
+        return;
+    }
+    exchange->sendEmpty(204);
+}
+
+} // namespace replhost::http
