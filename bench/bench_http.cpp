@@ -6,6 +6,8 @@
 //                                 engine opened in this process, until its Execution finishes
 //   roundtrip/http/<placement>    the same run as POST /v1/contexts/{id}/executions?wait=true on
 //                                 one keep-alive connection to a real replhost-server
+//   roundtrip/mcp/<placement>     the same run as an MCP tools/call of run_code, POST /mcp on one
+//                                 keep-alive connection to the same server (a JSON answer)
 //   roundtrip/tcp_echo/same_cpu   the same request bytes to a peer that answers each with an
 //                                 answer of the same size without reading it: the transport alone
 //   roundtrip/healthz/same_cpu    GET /healthz on one keep-alive connection to the same server:
@@ -16,7 +18,7 @@
 //   stream/http                   one run that writes 200 MiB to stdout, read as Server-Sent
 //                                 Events, with the server's resident memory sampled meanwhile
 // After the table, main() prints the figures the design's targets are stated in: HTTP within 2x
-// of in-process, >= 10,000 executions/s, >= 100 MB/s of output with < 64 MiB of server growth.
+// of in-process, MCP within 1.5x of the native ?wait=true round trip, >= 10,000 executions/s, >= 100 MB/s of output with < 64 MiB of server growth.
 //
 // Placement (a wake-up across CPUs costs about 20 µs on the reference VM): the round trips run
 // everything on CPU0 (same_cpu) or move only the worker to CPU1 (cross_cpu); throughput and
@@ -268,7 +270,13 @@ void BM_EngineRoundTrip(benchmark::State &state, Placement placement)
     engine.measure(state, kCode, kWarmups);
 }
 
-void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
+// Round trips of `request` (built once the warm context exists) on one keep-alive connection
+// to the server, its worker placed as `placement` says; `answered` says whether an answer is
+// the one expected. The last answer is left in `reader`.
+void measureRunRoundTrips(benchmark::State &state, Placement placement,
+                          const std::function<std::string()> &makeRequest,
+                          const std::function<bool(const HttpResponseReader &)> &answered,
+                          HttpResponseReader &reader, std::string *sent)
 {
     Fixtures &f = *g_fixtures;
     KeepAliveConnection connection;
@@ -286,29 +294,62 @@ void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
     }
     state.SetLabel(placement == Placement::SameCpu ? "client+server+worker CPU0"
                                                    : "client+server CPU0, worker CPU1");
-
-    const std::string request = KeepAliveConnection::request(
-            "POST", "/v1/contexts/" + f.httpContext + "/executions?wait=true", f.server.port(),
-            f.server.token().toStdString(), json({{QStringLiteral("code"), kCode}}));
-    HttpResponseReader reader;
+    const std::string request = makeRequest();
     if (!warmUp(state, connection, request, reader))
         return;
 
     LatencySamples samples(state.max_iterations);
     int failed = 0;
     SchedMeter sched({{"server", pid_t(f.server.pid()), false, true}, {"worker", f.httpWorker}});
-    const bool connected = timeRoundTrips(state, connection, request, reader, samples, [&] {
-        // The body is a few hundred bytes; finding the status costs well under a microsecond.
-        failed += reader.status() != 200 || reader.body().find("\"status\":\"ok\"") == std::string::npos;
-    });
+    const bool connected = timeRoundTrips(state, connection, request, reader, samples,
+                                          [&] { failed += !answered(reader); });
     sched.report(state);
-    f.httpRequest = request;
-    f.httpAnswerBody = reader.body();
+    *sent = request;
     if (!connected)
         state.SkipWithError(connection.error().c_str());
     else if (failed)
         state.SkipWithError((std::to_string(failed) + " runs did not answer 200 with status \"ok\"").c_str());
     samples.report(state);
+}
+
+void BM_HttpRoundTrip(benchmark::State &state, Placement placement)
+{
+    Fixtures &f = *g_fixtures;
+    HttpResponseReader reader;
+    measureRunRoundTrips(state, placement, [&] {
+        return KeepAliveConnection::request(
+                "POST", "/v1/contexts/" + f.httpContext + "/executions?wait=true", f.server.port(),
+                f.server.token().toStdString(), json({{QStringLiteral("code"), kCode}}));
+    }, [](const HttpResponseReader &answer) {
+        // The body is a few hundred bytes; finding the status costs well under a microsecond.
+        return answer.status() == 200 && answer.body().find("\"status\":\"ok\"") != std::string::npos;
+    }, reader, &f.httpRequest);
+    f.httpAnswerBody = reader.body();
+}
+
+// The same run as an agent makes it: MCP's tools/call of run_code on the same warm context,
+// answered as one JSON-RPC response (no progress asked for, so no event stream), on one
+// keep-alive connection. Without a session: a request in none speaks 2025-03-26.
+void BM_McpRoundTrip(benchmark::State &state, Placement placement)
+{
+    Fixtures &f = *g_fixtures;
+    HttpResponseReader reader;
+    std::string sent;
+    measureRunRoundTrips(state, placement, [&] {
+        const QJsonObject call{
+                {QStringLiteral("jsonrpc"), QStringLiteral("2.0")},
+                {QStringLiteral("id"), 1},
+                {QStringLiteral("method"), QStringLiteral("tools/call")},
+                {QStringLiteral("params"),
+                 QJsonObject{{QStringLiteral("name"), QStringLiteral("run_code")},
+                             {QStringLiteral("arguments"),
+                              QJsonObject{{QStringLiteral("context_id"), QString::fromStdString(f.httpContext)},
+                                          {QStringLiteral("code"), kCode}}}}}};
+        return KeepAliveConnection::request("POST", "/mcp", f.server.port(), f.server.token().toStdString(),
+                                            json(call));
+    }, [](const HttpResponseReader &answer) {
+        return answer.status() == 200 && answer.body().find("\"status\":\"ok\"") != std::string::npos;
+    }, reader, &sent);
 }
 
 // The server's HTTP layer without a run: the request is framed, passes the Host check, is
@@ -701,6 +742,18 @@ void printSummary(const FigureReporter &reporter)
                            + (ratio > 0 ? (ratio <= 2 ? "met" : "MISSED") : "n/a")
                            + " (target <= 2x)");
     }
+    for (Placement placement : {Placement::SameCpu, Placement::CrossCpu}) {
+        const auto *http = reporter.figure(caseName("http", placement));
+        const auto *mcp = reporter.figure(caseName("mcp", placement));
+        if (!http || !mcp || http->p50Us <= 0)
+            continue;
+        const double ratio = mcp->p50Us / http->p50Us;
+        const char *label = placement == Placement::SameCpu ? "same CPU" : "cross CPU";
+        std::printf("%s: MCP run_code %.1f µs against the native ?wait=true %.1f µs (median): %.2fx\n",
+                    label, mcp->p50Us, http->p50Us, ratio);
+        verdicts.push_back(std::string("  ") + label + ": mcp/http " + (ratio <= 1.5 ? "met" : "MISSED")
+                           + " (target <= 1.5x)");
+    }
     const auto *engine = reporter.figure(caseName("engine", Placement::SameCpu));
     const auto *http = reporter.figure(caseName("http", Placement::SameCpu));
     if (const auto *floor = reporter.figure("roundtrip/tcp_echo/same_cpu"); floor && engine && http) {
@@ -774,6 +827,8 @@ int main(int argc, char **argv)
                                                BM_EngineRoundTrip, placement));
         roundTrip(benchmark::RegisterBenchmark(caseName("http", placement).c_str(),
                                                BM_HttpRoundTrip, placement));
+        roundTrip(benchmark::RegisterBenchmark(caseName("mcp", placement).c_str(),
+                                               BM_McpRoundTrip, placement));
         // Neither moves across CPUs, so each has one placement.
         if (placement == Placement::SameCpu) {
             roundTrip(benchmark::RegisterBenchmark("roundtrip/tcp_echo/same_cpu", BM_TcpEchoRoundTrip));
