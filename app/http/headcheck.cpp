@@ -1,35 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "headcheck.h"
 
+#include "chartable.h"
+
 #include <algorithm>
-#include <array>
 #include <limits>
-#include <string_view>
 
 namespace replhost::http {
 
 namespace {
 
 // tchar (RFC 9110 §5.6.2): what a method and a field name are made of.
-constexpr std::array<bool, 256> kTokenChars = [] {
-    std::array<bool, 256> table{};
-    for (int c = 'a'; c <= 'z'; ++c)
-        table[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c)
-        table[c] = true;
-    for (int c = '0'; c <= '9'; ++c)
-        table[c] = true;
-    for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
-        table[uchar(c)] = true;
-    return table;
-}();
+constexpr CharTable kTokenChars("!#$%&'*+-.^_`|~");
 
 bool isToken(QByteArrayView text)
 {
     if (text.isEmpty())
         return false;
     for (const char c : text) {
-        if (!kTokenChars[uchar(c)])
+        if (!kTokenChars.contains(c))
             return false;
     }
     return true;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "httprequest.h"
 
+#include "chartable.h"
+
 #include <QUrl>
 
 #include <algorithm>
-#include <array>
-#include <string_view>
 
 namespace replhost::http {
 
@@ -14,22 +14,11 @@ namespace {
 // Characters QUrl keeps as they are in a fully encoded path or query. A target made only of
 // these (the usual case) is split without building a QUrl. '%' is not among them: QUrl
 // normalises escapes (decoding unreserved ones), so such targets take the QUrl path.
-constexpr std::array<bool, 256> kVerbatimTargetChars = [] {
-    std::array<bool, 256> table{};
-    for (int c = 'a'; c <= 'z'; ++c)
-        table[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c)
-        table[c] = true;
-    for (int c = '0'; c <= '9'; ++c)
-        table[c] = true;
-    for (const char c : std::string_view("-._~/?!$&'()*+,;=:@"))
-        table[uchar(c)] = true;
-    return table;
-}();
+constexpr CharTable kVerbatimTargetChars("-._~/?!$&'()*+,;=:@");
 
 bool isVerbatimTargetChar(char c)
 {
-    return kVerbatimTargetChars[uchar(c)];
+    return kVerbatimTargetChars.contains(c);
 }
 
 } // namespace
