@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "guioptions.h"
 
+#include "commonoptions.h"
+
 #include <QCommandLineParser>
 
 namespace replhost::app {
@@ -11,31 +13,16 @@ GuiOptions GuiOptions::parse(const QStringList &arguments)
     parser.setApplicationDescription(
             QStringLiteral("The replhost workbench: live interpreters side by side, an editor to "
                            "run code in them, and the HTTP API for agents on the same contexts."));
-    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
-                                  QStringLiteral("Show this help and exit."));
-    const QCommandLineOption version(QStringLiteral("version"),
-                                     QStringLiteral("Show the app, SDK, worker protocol and schema versions and exit."));
-    const QCommandLineOption dataDir(QStringLiteral("data-dir"),
-                                     QStringLiteral("Data directory (default: $REPLHOST_DATA_DIR, "
-                                                    "else $XDG_DATA_HOME/replhost)."),
-                                     QStringLiteral("dir"));
-    const QCommandLineOption pluginPath(QStringLiteral("plugin-path"),
-                                        QStringLiteral("Extra directory to search for language "
-                                                       "plugins (repeatable)."),
-                                        QStringLiteral("dir"));
+    const CommonOptions common(parser);
     const QCommandLineOption serve(QStringLiteral("serve"),
                                    QStringLiteral("Start the HTTP server on 127.0.0.1 at once; an "
                                                   "optional port may follow (0 picks a free one; "
                                                   "default: the saved port, 49999)."));
-    parser.addOptions({help, version, dataDir, pluginPath, serve});
+    parser.addOption(serve);
 
     GuiOptions options;
-    options.helpText = parser.helpText().replace(QStringLiteral("--serve       "), QStringLiteral("--serve [port]"));
-    options.helpText += QStringLiteral(
-            "\nEnvironment:\n"
-            "  REPLHOST_DATA_DIR     data directory (when --data-dir is not given)\n"
-            "  REPLHOST_TOKEN        API token to use instead of <data dir>/token\n"
-            "  REPLHOST_PLUGIN_PATH  colon-separated plugin directories, searched first\n");
+    options.helpText = common.helpText().replace(QStringLiteral("--serve       "),
+                                                  QStringLiteral("--serve [port]"));
 
     auto fail = [&options](const QString &message) {
         options.action = Action::Fail;
@@ -64,20 +51,10 @@ GuiOptions GuiOptions::parse(const QStringList &arguments)
         options.servePort = quint16(number);
     }
 
-    if (!parser.parse(args))
-        return fail(parser.errorText());
-    if (!parser.positionalArguments().isEmpty())
-        return fail(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
-    if (parser.isSet(help)) {
-        options.action = Action::ShowHelp;
+    if (!common.parseInto(args, options))
         return options;
-    }
-    if (parser.isSet(version)) {
-        options.action = Action::ShowVersion;
-        return options;
-    }
-    options.dataDir = parser.value(dataDir);
-    options.pluginPaths = parser.values(pluginPath);
+    options.dataDir = common.dataDir();
+    options.pluginPaths = common.pluginPaths();
     options.serve = parser.isSet(serve);
     return options;
 }

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serveroptions.h"
 
+#include "commonoptions.h"
+
 #include <QCommandLineParser>
 #include <QHostAddress>
 #include <QJsonDocument>
+
+#include <optional>
 
 namespace replhost::app {
 
@@ -30,6 +34,35 @@ bool parseSize(const QString &text, qint64 *bytes)
     return true;
 }
 
+// A whole-number option in [min, max], read into `*out` when it is given (else `*out` keeps
+// its value). The error names the option, what it counts and what zero means.
+struct NumberOption {
+    const QCommandLineOption *option;
+    int min;
+    int max;
+    const char *unit;      // "seconds", or null for a plain count
+    const char *zeroMeans; // "never", or null
+    int *out;
+
+    std::optional<QString> read(const QCommandLineParser &parser) const
+    {
+        if (!parser.isSet(*option) && option->defaultValues().isEmpty())
+            return std::nullopt;
+        bool ok = false;
+        const int value = parser.value(*option).toInt(&ok);
+        if (ok && value >= min && value <= max) {
+            *out = value;
+            return std::nullopt;
+        }
+        return QStringLiteral("--%1 must be a number%2 from %3%4 to %5")
+                .arg(option->names().constFirst(),
+                     unit ? QStringLiteral(" of ") + QLatin1String(unit) : QString(),
+                     QString::number(min),
+                     zeroMeans ? QStringLiteral(" (%1)").arg(QLatin1String(zeroMeans)) : QString(),
+                     QString::number(max));
+    }
+};
+
 } // namespace
 
 ServerOptions ServerOptions::parse(const QStringList &arguments)
@@ -37,120 +70,96 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     QCommandLineParser parser;
     parser.setApplicationDescription(
             QStringLiteral("Serves replhost's stateful code contexts over HTTP (native API v1)."));
-    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
-                                  QStringLiteral("Show this help and exit."));
-    const QCommandLineOption version(QStringLiteral("version"),
-                                     QStringLiteral("Show the app, SDK, worker protocol and schema versions and exit."));
-    const QCommandLineOption host(QStringLiteral("host"),
-                                  QStringLiteral("Address to listen on (default 127.0.0.1). Anything "
-                                                 "but a loopback address exposes a code runner to "
-                                                 "the network."),
-                                  QStringLiteral("address"), QStringLiteral("127.0.0.1"));
-    const QCommandLineOption port(QStringLiteral("port"),
-                                  QStringLiteral("Port to listen on (default %1; 0 picks a free one).")
-                                          .arg(kDefaultPort),
-                                  QStringLiteral("port"), QString::number(kDefaultPort));
-    const QCommandLineOption dataDir(QStringLiteral("data-dir"),
-                                     QStringLiteral("Data directory (default: $REPLHOST_DATA_DIR, "
-                                                    "else $XDG_DATA_HOME/replhost)."),
-                                     QStringLiteral("dir"));
-    const QCommandLineOption pluginPath(QStringLiteral("plugin-path"),
-                                        QStringLiteral("Extra directory to search for language "
-                                                       "plugins (repeatable)."),
-                                        QStringLiteral("dir"));
-    const QCommandLineOption maxBody(QStringLiteral("max-body"),
-                                     QStringLiteral("Largest request body accepted, in bytes or "
-                                                    "with K/M/G (default 32M)."),
-                                     QStringLiteral("size"), QStringLiteral("32M"));
-    const QCommandLineOption allowOrigin(QStringLiteral("allow-origin"),
-                                         QStringLiteral("Web origin allowed to call the API, e.g. "
-                                                        "http://localhost:3000 (repeatable)."),
-                                         QStringLiteral("origin"));
-    const QCommandLineOption allowHost(QStringLiteral("allow-host"),
-                                       QStringLiteral("Host name accepted in the Host header besides "
-                                                      "localhost, 127.0.0.1 and [::1] (repeatable)."),
-                                       QStringLiteral("name"));
-    const QCommandLineOption idleTimeout(QStringLiteral("idle-timeout"),
-                                         QStringLiteral("Seconds before an idle connection is closed "
-                                                        "(default 60)."),
-                                         QStringLiteral("seconds"), QStringLiteral("60"));
-    const QCommandLineOption headTimeout(QStringLiteral("head-timeout"),
-                                         QStringLiteral("Seconds a request head may take to arrive "
-                                                        "from its first byte (default 10)."),
-                                         QStringLiteral("seconds"), QStringLiteral("10"));
-    const QCommandLineOption maxConnections(QStringLiteral("max-connections"),
-                                            QStringLiteral("Open connections at most; past it a new "
-                                                           "one is answered 503 (default 1024)."),
-                                            QStringLiteral("count"), QStringLiteral("1024"));
-    const QCommandLineOption maxConnectionsPerClient(
-            QStringLiteral("max-connections-per-client"),
-            QStringLiteral("Open connections one client address may hold (default 512)."),
-            QStringLiteral("count"), QStringLiteral("512"));
-    const QCommandLineOption maxOutput(QStringLiteral("max-output"),
-                                       QStringLiteral("Output kept per execution or command, in "
-                                                      "bytes or with K/M/G (default 16M); beyond "
-                                                      "it a \"truncated\" event is sent. The "
-                                                      "default of the workspace setting "
-                                                      "limits.output_bytes."),
-                                       QStringLiteral("size"), QStringLiteral("16M"));
-    const QCommandLineOption workspaceDefaults(
-            QStringLiteral("workspace-defaults"),
+    const CommonOptions common(parser);
+    // name, value name, default (empty: none), description
+    const auto option = [](const char *name, const char *valueName, const char *defaultValue,
+                           const QString &description) {
+        QCommandLineOption made(QLatin1String(name), description, QLatin1String(valueName));
+        if (*defaultValue)
+            made.setDefaultValue(QLatin1String(defaultValue));
+        return made;
+    };
+    const QString defaultPort = QString::number(kDefaultPort);
+    const QCommandLineOption host = option(
+            "host", "address", "127.0.0.1",
+            QStringLiteral("Address to listen on (default 127.0.0.1). Anything but a loopback "
+                           "address exposes a code runner to the network."));
+    QCommandLineOption port = option(
+            "port", "port", "",
+            QStringLiteral("Port to listen on (default %1; 0 picks a free one).").arg(defaultPort));
+    port.setDefaultValue(defaultPort);
+    const QCommandLineOption maxBody = option(
+            "max-body", "size", "32M",
+            QStringLiteral("Largest request body accepted, in bytes or with K/M/G (default 32M)."));
+    const QCommandLineOption allowOrigin = option(
+            "allow-origin", "origin", "",
+            QStringLiteral("Web origin allowed to call the API, e.g. http://localhost:3000 "
+                           "(repeatable)."));
+    const QCommandLineOption allowHost = option(
+            "allow-host", "name", "",
+            QStringLiteral("Host name accepted in the Host header besides localhost, 127.0.0.1 "
+                           "and [::1] (repeatable)."));
+    const QCommandLineOption idleTimeout = option(
+            "idle-timeout", "seconds", "60",
+            QStringLiteral("Seconds before an idle connection is closed (default 60)."));
+    const QCommandLineOption headTimeout = option(
+            "head-timeout", "seconds", "10",
+            QStringLiteral("Seconds a request head may take to arrive from its first byte "
+                           "(default 10)."));
+    const QCommandLineOption maxConnections = option(
+            "max-connections", "count", "1024",
+            QStringLiteral("Open connections at most; past it a new one is answered 503 "
+                           "(default 1024)."));
+    const QCommandLineOption maxConnectionsPerClient = option(
+            "max-connections-per-client", "count", "512",
+            QStringLiteral("Open connections one client address may hold (default 512)."));
+    const QCommandLineOption maxOutput = option(
+            "max-output", "size", "16M",
+            QStringLiteral("Output kept per execution or command, in bytes or with K/M/G "
+                           "(default 16M); beyond it a \"truncated\" event is sent. The default "
+                           "of the workspace setting limits.output_bytes."));
+    const QCommandLineOption workspaceDefaults = option(
+            "workspace-defaults", "json", "",
             QStringLiteral("Settings of every workspace that does not set its own, as JSON in the "
                            "form of a workspace's \"settings\", e.g. "
-                           "'{\"limits\":{\"max_contexts\":16,\"timeout_ms\":60000}}'."),
-            QStringLiteral("json"));
-    const QCommandLineOption maxStreams(QStringLiteral("max-streams-per-client"),
-                                        QStringLiteral("Event streams one client address may hold "
-                                                       "open at once (default 32; 0: no cap)."),
-                                        QStringLiteral("count"), QStringLiteral("32"));
-    const QCommandLineOption keepAlive(QStringLiteral("sse-keep-alive"),
-                                       QStringLiteral("Milliseconds between keep-alive comments on "
-                                                      "a quiet event stream (default 15000)."),
-                                       QStringLiteral("ms"), QStringLiteral("15000"));
-    const QCommandLineOption maxWorkers(QStringLiteral("max-workers"),
-                                        QStringLiteral("Workers running at once; beyond it the least "
-                                                       "recently used idle context is made dormant "
-                                                       "and restored on its next use (default: one "
-                                                       "per 256 MiB of memory, 4 to 64)."),
-                                        QStringLiteral("count"));
-    const QCommandLineOption workerIdle(QStringLiteral("worker-idle-timeout"),
-                                        QStringLiteral("Seconds after which an idle context's "
-                                                       "worker stops, the context going dormant "
-                                                       "(default 1800; 0: never)."),
-                                        QStringLiteral("seconds"), QStringLiteral("1800"));
-    const QCommandLineOption warmPool(QStringLiteral("warm-pool"),
-                                      QStringLiteral("Started idle workers kept per language, so a "
-                                                     "new context does not wait for its "
-                                                     "interpreter to start (default 1; 0 "
-                                                     "disables). LANGUAGE=COUNT sets one "
-                                                     "language's; repeatable."),
-                                      QStringLiteral("count"));
-    parser.addOptions({maxWorkers, workerIdle, warmPool});
-    parser.addOptions({help, version, host, port, dataDir, pluginPath, maxBody, allowOrigin,
-                       allowHost, idleTimeout, headTimeout, maxConnections,
-                       maxConnectionsPerClient, maxOutput, maxStreams, keepAlive});
-    parser.addOption(workspaceDefaults);
-    const QCommandLineOption bwrap(QStringLiteral("bwrap"),
-                                   QStringLiteral("The bubblewrap program that runs the workers "
-                                                  "of workspaces whose isolation is \"sandbox\" "
-                                                  "(default: bwrap on PATH)."),
-                                   QStringLiteral("path"));
-    parser.addOption(bwrap);
-    const QCommandLineOption e2bPort(QStringLiteral("e2b-port"),
-                                     QStringLiteral("Also serve the E2B code interpreter API at the "
-                                                    "root of 127.0.0.1:<port>, WITHOUT a token, for "
-                                                    "E2B SDKs in debug mode (0 picks a free port). "
-                                                    "Any local process can then run code."),
-                                     QStringLiteral("port"));
-    parser.addOption(e2bPort);
+                           "'{\"limits\":{\"max_contexts\":16,\"timeout_ms\":60000}}'."));
+    const QCommandLineOption maxStreams = option(
+            "max-streams-per-client", "count", "32",
+            QStringLiteral("Event streams one client address may hold open at once (default 32; "
+                           "0: no cap)."));
+    const QCommandLineOption keepAlive = option(
+            "sse-keep-alive", "ms", "15000",
+            QStringLiteral("Milliseconds between keep-alive comments on a quiet event stream "
+                           "(default 15000)."));
+    const QCommandLineOption maxWorkers = option(
+            "max-workers", "count", "",
+            QStringLiteral("Workers running at once; beyond it the least recently used idle "
+                           "context is made dormant and restored on its next use (default: one "
+                           "per 256 MiB of memory, 4 to 64)."));
+    const QCommandLineOption workerIdle = option(
+            "worker-idle-timeout", "seconds", "1800",
+            QStringLiteral("Seconds after which an idle context's worker stops, the context going "
+                           "dormant (default 1800; 0: never)."));
+    const QCommandLineOption warmPool = option(
+            "warm-pool", "count", "",
+            QStringLiteral("Started idle workers kept per language, so a new context does not "
+                           "wait for its interpreter to start (default 1; 0 disables). "
+                           "LANGUAGE=COUNT sets one language's; repeatable."));
+    const QCommandLineOption bwrap = option(
+            "bwrap", "path", "",
+            QStringLiteral("The bubblewrap program that runs the workers of workspaces whose "
+                           "isolation is \"sandbox\" (default: bwrap on PATH)."));
+    const QCommandLineOption e2bPort = option(
+            "e2b-port", "port", "",
+            QStringLiteral("Also serve the E2B code interpreter API at the root of "
+                           "127.0.0.1:<port>, WITHOUT a token, for E2B SDKs in debug mode (0 "
+                           "picks a free port). Any local process can then run code."));
+    parser.addOptions({host, port, maxBody, allowOrigin, allowHost, idleTimeout, headTimeout,
+                       maxConnections, maxConnectionsPerClient, maxOutput, maxStreams, keepAlive,
+                       maxWorkers, workerIdle, warmPool, workspaceDefaults, bwrap, e2bPort});
 
     ServerOptions options;
-    options.helpText = parser.helpText();
-    options.helpText += QStringLiteral(
-            "\nEnvironment:\n"
-            "  REPLHOST_DATA_DIR     data directory (when --data-dir is not given)\n"
-            "  REPLHOST_TOKEN        API token to use instead of <data dir>/token\n"
-            "  REPLHOST_PLUGIN_PATH  colon-separated plugin directories, searched first\n");
+    options.helpText = common.helpText();
 
     auto fail = [&options](const QString &message) {
         options.action = Action::Fail;
@@ -158,18 +167,8 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
         return options;
     };
 
-    if (!parser.parse(arguments))
-        return fail(parser.errorText());
-    if (!parser.positionalArguments().isEmpty())
-        return fail(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
-    if (parser.isSet(help)) {
-        options.action = Action::ShowHelp;
+    if (!common.parseInto(arguments, options))
         return options;
-    }
-    if (parser.isSet(version)) {
-        options.action = Action::ShowVersion;
-        return options;
-    }
 
     const QHostAddress address(parser.value(host));
     if (address.isNull())
@@ -181,29 +180,26 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     qint64 bodyLimit = 0;
     if (!parseSize(parser.value(maxBody), &bodyLimit))
         return fail(QStringLiteral("--max-body must be a size such as 1048576, 512K or 32M"));
-    const int idleSeconds = parser.value(idleTimeout).toInt(&ok);
-    if (!ok || idleSeconds < 1 || idleSeconds > 24 * 3600)
-        return fail(QStringLiteral("--idle-timeout must be a number of seconds from 1 to 86400"));
-    const int headSeconds = parser.value(headTimeout).toInt(&ok);
-    if (!ok || headSeconds < 1 || headSeconds > 3600)
-        return fail(QStringLiteral("--head-timeout must be a number of seconds from 1 to 3600"));
-    const int connectionCap = parser.value(maxConnections).toInt(&ok);
-    if (!ok || connectionCap < 1 || connectionCap > 1000000)
-        return fail(QStringLiteral("--max-connections must be a number from 1 to 1000000"));
-    const int clientConnectionCap = parser.value(maxConnectionsPerClient).toInt(&ok);
-    if (!ok || clientConnectionCap < 1 || clientConnectionCap > 1000000)
-        return fail(QStringLiteral("--max-connections-per-client must be a number from 1 to 1000000"));
     qint64 outputLimit = 0;
     if (!parseSize(parser.value(maxOutput), &outputLimit) || outputLimit < 1)
         return fail(QStringLiteral("--max-output must be a size such as 65536, 512K or 16M"));
-    const int streamCap = parser.value(maxStreams).toInt(&ok);
-    if (!ok || streamCap < 0)
-        return fail(QStringLiteral("--max-streams-per-client must be a number from 0 (no cap)"));
-    // A floor, so a typo cannot make every quiet stream a busy loop of comments.
-    const int keepAliveMs = parser.value(keepAlive).toInt(&ok);
-    if (!ok || keepAliveMs < 10 || keepAliveMs > 3600 * 1000)
-        return fail(QStringLiteral("--sse-keep-alive must be a number of milliseconds from 10 to "
-                                   "3600000"));
+    int idleSeconds = 0, headSeconds = 0, connectionCap = 0, clientConnectionCap = 0;
+    int streamCap = 0, keepAliveMs = 0, workerCap = 0, workerIdleSeconds = 0;
+    // The keep-alive's floor keeps a typo from making every quiet stream a busy loop of comments.
+    const NumberOption numbers[] = {
+        {&idleTimeout, 1, 24 * 3600, "seconds", nullptr, &idleSeconds},
+        {&headTimeout, 1, 3600, "seconds", nullptr, &headSeconds},
+        {&maxConnections, 1, 1000000, nullptr, nullptr, &connectionCap},
+        {&maxConnectionsPerClient, 1, 1000000, nullptr, nullptr, &clientConnectionCap},
+        {&maxStreams, 0, 1000000, nullptr, "no cap", &streamCap},
+        {&keepAlive, 10, 3600 * 1000, "milliseconds", nullptr, &keepAliveMs},
+        {&maxWorkers, 1, 100000, nullptr, nullptr, &workerCap},
+        {&workerIdle, 0, 7 * 24 * 3600, "seconds", "never", &workerIdleSeconds},
+    };
+    for (const NumberOption &number : numbers) {
+        if (const std::optional<QString> error = number.read(parser))
+            return fail(*error);
+    }
 
     if (parser.isSet(e2bPort)) {
         const uint e2b = parser.value(e2bPort).toUInt(&ok);
@@ -213,17 +209,6 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
             return fail(QStringLiteral("--e2b-port must differ from --port (%1)").arg(portNumber));
         options.e2bPort = int(e2b);
     }
-
-    int workerCap = 0;
-    if (parser.isSet(maxWorkers)) {
-        workerCap = parser.value(maxWorkers).toInt(&ok);
-        if (!ok || workerCap < 1 || workerCap > 100000)
-            return fail(QStringLiteral("--max-workers must be a number from 1 to 100000"));
-    }
-    const int workerIdleSeconds = parser.value(workerIdle).toInt(&ok);
-    if (!ok || workerIdleSeconds < 0 || workerIdleSeconds > 7 * 24 * 3600)
-        return fail(QStringLiteral("--worker-idle-timeout must be a number of seconds from 0 "
-                                   "(never) to 604800"));
 
     for (const QString &value : parser.values(warmPool)) {
         const qsizetype equals = value.indexOf(QLatin1Char('='));
@@ -240,9 +225,9 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
             options.warmPoolSizes.insert(language, count);
     }
 
-    options.dataDir = parser.value(dataDir);
+    options.dataDir = common.dataDir();
     options.bwrapPath = parser.value(bwrap);
-    options.pluginPaths = parser.values(pluginPath);
+    options.pluginPaths = common.pluginPaths();
     options.server.address = address;
     options.server.port = quint16(portNumber);
     options.server.allowedOrigins = parser.values(allowOrigin);
