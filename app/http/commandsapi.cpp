@@ -5,13 +5,11 @@
 #include "httpexchange.h"
 #include "jsonbody.h"
 #include "router.h"
-#include "ssestream.h"
 #include "streamlimiter.h"
 #include "workspaceroute.h"
 
 #include "core/engine.h"
 
-#include <QJsonObject>
 #include <QTcpSocket>
 
 #include <climits>
@@ -62,19 +60,8 @@ void CommandsApi::run(const ExchangePtr &exchange)
     request.env = *env;
     request.timeoutMs = *timeout;
 
-    const bool wait = exchange->request().queryFlag(QStringLiteral("wait"));
-    StreamLimiter::Lease lease;
-    if (!wait) {
-        lease = m_streams.admit(*exchange);
-        if (!lease)
-            return;
-    }
-    const Result<core::ExecutionPtr> started = m_engine.commands().run(request);
-    if (!started) {
-        exchange->sendError(started.error());
-        return;
-    }
-    ExecutionReply::send(exchange, *started, wait, m_keepAliveMs, std::move(lease));
+    ExecutionReply::start(exchange, [&] { return m_engine.commands().run(request); },
+                          m_keepAliveMs, m_streams);
 }
 
 core::ExecutionPtr CommandsApi::find(const ExchangePtr &exchange)
@@ -99,35 +86,17 @@ void CommandsApi::get(const ExchangePtr &exchange)
 
 void CommandsApi::events(const ExchangePtr &exchange)
 {
-    const Result<int> first = SseStream::firstIndexFor(exchange->request());
-    if (!first) {
-        exchange->sendError(first.error());
-        return;
-    }
-    const core::ExecutionPtr command = find(exchange);
-    if (!command)
-        return;
-    if (StreamLimiter::Lease lease = m_streams.admit(*exchange))
-        SseStream::start(exchange, command, m_keepAliveMs, *first, std::move(lease));
+    ExecutionReply::stream(exchange, [this, exchange] { return find(exchange); }, m_keepAliveMs,
+                           m_streams);
 }
 
 void CommandsApi::interrupt(const ExchangePtr &exchange)
 {
-    const core::ExecutionPtr command = find(exchange);
-    if (!command)
-        return;
-    if (command->isFinished()) {
-        exchange->sendError(409, QStringLiteral("conflict"),
-                            QStringLiteral("command '%1' has already finished (status %2)")
-                                    .arg(command->id(), command->status()));
-        return;
+    if (const core::ExecutionPtr command = find(exchange)) {
+        ExecutionReply::interrupt(*exchange, *command, QStringLiteral("command"), [&] {
+            return m_engine.commands().interrupt(command->id());
+        });
     }
-    if (const Result<void> interrupted = m_engine.commands().interrupt(command->id()); !interrupted) {
-        exchange->sendError(interrupted.error());
-        return;
-    }
-    exchange->sendJson(202, QJsonObject{{QStringLiteral("id"), command->id()},
-                                        {QStringLiteral("status"), command->status()}});
 }
 
 } // namespace replhost::http

@@ -5,7 +5,6 @@
 #include "httpexchange.h"
 #include "jsonbody.h"
 #include "router.h"
-#include "ssestream.h"
 #include "streamlimiter.h"
 #include "workspaceroute.h"
 
@@ -645,21 +644,8 @@ void NativeApi::run(const ExchangePtr &exchange)
 
 void NativeApi::startRun(const ExchangePtr &exchange, core::RunRequest request)
 {
-    const bool wait = exchange->request().queryFlag(QStringLiteral("wait"));
-    // The stream's slot is taken before the run starts: a refused client must not leave a run
-    // behind that nobody watches.
-    StreamLimiter::Lease lease;
-    if (!wait) {
-        lease = m_streams.admit(*exchange);
-        if (!lease)
-            return;
-    }
-    const Result<core::ExecutionPtr> started = m_engine.contexts().run(request);
-    if (!started) {
-        exchange->sendError(started.error());
-        return;
-    }
-    ExecutionReply::send(exchange, *started, wait, m_keepAliveMs, std::move(lease));
+    ExecutionReply::start(exchange, [&] { return m_engine.contexts().run(request); },
+                          m_keepAliveMs, m_streams);
 }
 
 core::ExecutionPtr NativeApi::findExecution(const ExchangePtr &exchange)
@@ -687,36 +673,17 @@ void NativeApi::getExecution(const ExchangePtr &exchange)
 
 void NativeApi::streamExecution(const ExchangePtr &exchange)
 {
-    const Result<int> first = SseStream::firstIndexFor(exchange->request());
-    if (!first) {
-        exchange->sendError(first.error());
-        return;
-    }
-    const core::ExecutionPtr execution = findExecution(exchange);
-    if (!execution)
-        return;
-    if (StreamLimiter::Lease lease = m_streams.admit(*exchange))
-        SseStream::start(exchange, execution, m_keepAliveMs, *first, std::move(lease));
+    ExecutionReply::stream(exchange, [this, exchange] { return findExecution(exchange); },
+                           m_keepAliveMs, m_streams);
 }
 
 void NativeApi::interruptExecution(const ExchangePtr &exchange)
 {
-    const core::ExecutionPtr execution = findExecution(exchange);
-    if (!execution)
-        return;
-    if (execution->isFinished()) {
-        exchange->sendError(409, QStringLiteral("conflict"),
-                            QStringLiteral("execution '%1' has already finished (status %2)")
-                                    .arg(execution->id(), execution->status()));
-        return;
+    if (const core::ExecutionPtr execution = findExecution(exchange)) {
+        ExecutionReply::interrupt(*exchange, *execution, QStringLiteral("execution"), [&] {
+            return m_engine.contexts().interruptExecution(execution->id());
+        });
     }
-    if (const Result<void> interrupted = m_engine.contexts().interruptExecution(execution->id());
-        !interrupted) {
-        exchange->sendError(interrupted.error());
-        return;
-    }
-    exchange->sendJson(202, QJsonObject{{QStringLiteral("id"), execution->id()},
-                                        {QStringLiteral("status"), execution->status()}});
 }
 
 void NativeApi::getWorkspaceEnv(const ExchangePtr &exchange)
