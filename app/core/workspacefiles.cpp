@@ -48,6 +48,12 @@ QString systemError(int error)
 
 Error ioError(const QString &what, const QString &path, int error)
 {
+    // A name the client chose too long for the file system is the request's fault, not the
+    // server's.
+    if (error == ENAMETOOLONG)
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("cannot %1 \"%2\": a name in the path is longer than the "
+                                        "file system allows (255 bytes)").arg(what, path));
     return makeError(QStringLiteral("io"),
                      QStringLiteral("cannot %1 \"%2\": %3").arg(what, path, systemError(error)));
 }

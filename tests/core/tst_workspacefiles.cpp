@@ -33,6 +33,8 @@ private slots:
     void refusesPathsThatLeave_data();
     void refusesPathsThatLeave();
     void nulIsBadRequest();
+    void aNameTooLongIsBadRequest_data();
+    void aNameTooLongIsBadRequest();
     void rootNamedThroughASymlinkIsInside();
 
     void listIsSortedWithTypes();
@@ -198,6 +200,32 @@ void tst_WorkspaceFiles::nulIsBadRequest()
     const WorkspaceFiles files(m_root);
     QCOMPARE(files.resolve(QStringLiteral("a.txt") + QChar(0) + QStringLiteral("x")).error().code,
              QStringLiteral("bad_request"));
+}
+
+void tst_WorkspaceFiles::aNameTooLongIsBadRequest_data()
+{
+    // The file system's limit is 255 bytes a name: the client's error, not the server's (a 500
+    // "io" once, found by the routes fuzz target).
+    QTest::addColumn<QString>("operation");
+    QTest::addColumn<QString>("path");
+    const QString name(300, QLatin1Char('n'));
+    QTest::newRow("write") << "write" << name;
+    QTest::newRow("write-below") << "write" << QStringLiteral("dir/") + name + QStringLiteral("/x");
+    QTest::newRow("write-multibyte") << "write" << QString(200, QChar(0x00e9));
+    QTest::newRow("mkdir") << "mkdir" << name;
+    QTest::newRow("stat") << "stat" << name;
+}
+
+void tst_WorkspaceFiles::aNameTooLongIsBadRequest()
+{
+    QFETCH(QString, operation);
+    QFETCH(QString, path);
+    const WorkspaceFiles files(m_root);
+    const replhost::Error error = operation == QLatin1String("write") ? files.write(path, "x").error()
+            : operation == QLatin1String("mkdir")           ? files.makeDirectory(path).error()
+                                                            : files.stat(path).error();
+    QCOMPARE(error.code, QStringLiteral("bad_request"));
+    QVERIFY2(error.message.contains(QLatin1String("255 bytes")), qPrintable(error.message));
 }
 
 void tst_WorkspaceFiles::rootNamedThroughASymlinkIsInside()
