@@ -247,7 +247,8 @@ public:
 
         QByteArray request = method.toLatin1() + ' ' + path.toUtf8() + sanitisedQuery(query)
                 + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + m_token
-                + "\r\nContent-Type: application/json\r\nContent-Length: "
+                + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+                  "\r\nContent-Length: "
                 + QByteArray::number(body.size()) + "\r\n\r\n" + body;
         // One request in four leaves its stream (if it gets one) after a number of bytes.
         const size_t hash = qHash(body);
@@ -300,10 +301,16 @@ private:
         if (answer.status >= 400) {
             if (!json)
                 broken("an error that is not JSON", request, answer.raw);
-            const QJsonObject error = QJsonDocument::fromJson(answer.body).object();
-            if (!error.value(QStringLiteral("code")).isString()
-                || error.value(QStringLiteral("code")).toString().isEmpty()
-                || !error.value(QStringLiteral("message")).isString())
+            // {code, message}, or on the MCP endpoint the JSON-RPC error its protocol defines.
+            const QJsonObject body = QJsonDocument::fromJson(answer.body).object();
+            const QJsonObject rpc = body.value(QStringLiteral("error")).toObject();
+            const bool replhostError = body.value(QStringLiteral("code")).isString()
+                    && !body.value(QStringLiteral("code")).toString().isEmpty()
+                    && body.value(QStringLiteral("message")).isString();
+            const bool rpcError = body.value(QStringLiteral("jsonrpc")) == QLatin1String("2.0")
+                    && rpc.value(QStringLiteral("code")).isDouble()
+                    && rpc.value(QStringLiteral("message")).isString();
+            if (!replhostError && !rpcError)
                 broken("an error body that is not {code, message}", request, answer.raw);
         } else if (json && !answer.body.isEmpty()
                    // Any JSON value (E2B answers some routes with null), which QJsonDocument
