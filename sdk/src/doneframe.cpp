@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doneframe.h"
 
+#include "framecheck.h"
+
 #include <QJsonDocument>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <utility>
 
 namespace replhost::sdk {
 
 namespace {
+
+// The highest mark checkWorkerFrame() passes: 2^53, the last integer every JSON reader keeps.
+constexpr quint64 kMaxMark = quint64(1) << 53;
 
 // The value the parser gives a number scan() took: an integer when the text is one that fits in
 // 64 bits, otherwise the correctly rounded double, again as an integer when it is integral and
@@ -221,6 +227,7 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
         bool isString = false;
         bool isNumber = false;
         std::optional<quint64> integer;
+        bool isNull = false;
         if (in.string(&text, &plainText)) {
             isString = true;
         } else if (in.atEnd()) {
@@ -229,7 +236,9 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
             if (!in.number(&integer))
                 return std::nullopt;
             isNumber = true;
-        } else if (!in.literal("true") && !in.literal("false") && !in.literal("null")) {
+        } else if (in.literal("null")) {
+            isNull = true;
+        } else if (!in.literal("true") && !in.literal("false")) {
             return std::nullopt;  // an object, an array, or not JSON
         }
 
@@ -238,22 +247,34 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
                 return std::nullopt;
             sawType = true;
         } else if (key == "id") {
-            if (!isString || !plainText)
+            if (!isString || !plainText || text.size() > FrameLimits::kMaxIdChars)
                 return std::nullopt;
             frame.m_idText = text;
             sawId = true;
         } else if (key == "mark") {
-            if (!integer)
+            if (!integer || *integer > kMaxMark)
                 return std::nullopt;
             frame.m_hasMark = true;
             frame.m_mark = *integer;
         } else if (key == "streams_synced" || key == "state_lost") {
             return std::nullopt;  // the host's to set; the full path replaces them
         } else {
+            // The members checkWorkerFrame() checks, as it checks them; anything it would not
+            // pass goes to it, for its message.
             if (key == "status") {
-                if (!isString)
+                if (!isString || !plainText
+                    || (text != "ok" && text != "error" && text != "interrupted"))
                     return std::nullopt;
                 sawStatus = true;
+            } else if (key == "execution_count" || key == "exit_code") {
+                if (!integer || *integer > quint64(INT_MAX))
+                    return std::nullopt;
+            } else if (key == "duration_ms") {
+                if (!isNumber || *valueStart == '-')
+                    return std::nullopt;
+            } else if (key == "cwd") {
+                if (!(isString && text.size() <= FrameLimits::kMaxPathChars) && !isNull)
+                    return std::nullopt;
             }
             if (isNumber && frame.m_numberCount >= 0) {
                 if (frame.m_numberCount == kShapeNumbers) {

@@ -19,10 +19,12 @@ namespace replhost::sdk {
 // (each insert grows the parsed object's storage).
 //
 // scan() takes only a flat frame that starts with `"type":"done"` and that it can check
-// completely, with the meaning the full parser would give it: every other frame (other types,
-// nested values, escapes in keys or in the id, non-ASCII bytes, a repeated key, a number with
-// an exponent, a `status` that is not a string, a `mark` that is not a plain integer, the flags
-// sent by the driver itself) is left to the full parser and its error messages.
+// completely, with the meaning the full parser would give it, and only one checkWorkerFrame()
+// (framecheck.h) passes: every other frame (other types, nested values, escapes in keys, in the
+// id or in the status, non-ASCII bytes, a repeated key, a number with an exponent, a `status`
+// that is not ok, error or interrupted, an `execution_count`, `exit_code` or `mark` that is not
+// a plain integer within its bounds, a negative `duration_ms`, a long id or cwd, the flags sent by
+// the driver itself) is left to the full parser and the check, and their error messages.
 class DoneFrame {
 public:
     static std::optional<DoneFrame> scan(QByteArrayView body);

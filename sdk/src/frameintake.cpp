@@ -76,21 +76,27 @@ bool WorkerProcess::Private::readEvents()
 bool WorkerProcess::Private::handleFrame(QByteArrayView body, QString *error)
 {
     if (std::optional<DoneFrame> done = DoneFrame::scan(body))
-        return handleDone(std::move(*done));
+        return handleDone(std::move(*done), error);
     QJsonObject message;
     if (!FrameReader::parse(body, &message, error))
         return false;
-    return handleMessage(message);
+    Result<WorkerMessage> kind = checkWorkerFrame(message);
+    if (!kind) {
+        *error = kind.error().message;
+        return false;
+    }
+    return handleMessage(message, *kind, error);
 }
 
-bool WorkerProcess::Private::handleDone(DoneFrame frame)
+bool WorkerProcess::Private::handleDone(DoneFrame frame, QString *error)
 {
-    // Read while the frame's body is at hand; the running execution's id string is shared
-    // when it is the same text, which saves making one per run.
+    // scan() takes only a frame that checkWorkerFrame() would pass; what is left is whether it
+    // fits the run. Read while the frame's body is at hand; the running execution's id string
+    // is shared when it is the same text, which saves making one per run.
     const QLatin1StringView idText(frame.idText());
     const QString id = exec && exec->id == idText ? exec->id : QString(idText);
-    if (!acceptsEventOf(QStringLiteral("done"), id))
-        return true;
+    if (!fitsRun(WorkerMessage::Done, id, error))
+        return error->isEmpty();
     noteDone(frame.hasMark(), frame.mark());
     Event done;
     done.kind = Event::Kind::Done;
@@ -102,13 +108,51 @@ bool WorkerProcess::Private::handleDone(DoneFrame frame)
                    std::move(frame));
 }
 
-bool WorkerProcess::Private::acceptsEventOf(const QString &type, const QString &id) const
+bool WorkerProcess::Private::fitsRun(WorkerMessage kind, const QString &id, QString *error) const
 {
-    if (!exec || id != exec->id || exec->doneReceived) {
-        qCDebug(lcWorker) << "ignoring" << type << "of execution" << id;
+    const bool lenient = kind == WorkerMessage::Display || kind == WorkerMessage::Error;
+    const char *const type = kind == WorkerMessage::Started ? "started"
+            : kind == WorkerMessage::Display                 ? "display"
+            : kind == WorkerMessage::Result                  ? "result"
+            : kind == WorkerMessage::Error                   ? "error"
+            : kind == WorkerMessage::Snapshot                ? "snapshot"
+                                                             : "done";
+    const bool running = exec && id == exec->id && !exec->doneReceived;
+    if (running) {
+        if (kind == WorkerMessage::Started) {
+            if (!exec->started)
+                return true;
+            // A driver with implicit_started may send one anyway (protocol §4).
+            if (implicitStarted)
+                return false;
+            *error = QStringLiteral("a second `started` for execution %1").arg(quotedExcerpt(id));
+            return false;
+        }
+        if (!exec->started) {
+            *error = QStringLiteral("a `%1` for execution %2 before its `started`")
+                             .arg(QLatin1StringView(type), quotedExcerpt(id));
+            return false;
+        }
+        return true;
+    }
+    const bool ended = !id.isEmpty() && id == endedId;
+    if (lenient && (id.isEmpty() || ended)) {
+        qCDebug(lcWorker) << "dropping" << type << "of" << (ended ? "ended execution" : "no execution")
+                          << id;
         return false;
     }
-    return true;
+    if (ended)
+        *error = kind == WorkerMessage::Done
+                ? QStringLiteral("a second `done` for execution %1").arg(quotedExcerpt(id))
+                : QStringLiteral("a `%1` for execution %2 after its `done`")
+                          .arg(QLatin1StringView(type), quotedExcerpt(id));
+    else if (exec)
+        *error = QStringLiteral("a `%1` for execution %2 while execution %3 runs")
+                         .arg(QLatin1StringView(type), quotedExcerpt(id), quotedExcerpt(exec->id));
+    else
+        *error = QStringLiteral("a `%1` for execution %2 while no execution runs")
+                         .arg(QLatin1StringView(type), quotedExcerpt(id));
+    return false;
 }
 
 void WorkerProcess::Private::noteDone(bool hasMark, quint64 mark)
@@ -118,61 +162,59 @@ void WorkerProcess::Private::noteDone(bool hasMark, quint64 mark)
     exec->doneMark = hasMark ? mark : 0;
     for (int i = 0; i < 2; ++i)
         exec->doneReads[i] = out[i].reads;
+    endedId = exec->id;
     // The run has ended in the worker: no more signals for it, even while its output drains.
     interrupts.stop();
 }
 
-bool WorkerProcess::Private::handleMessage(QJsonObject &message)
+bool WorkerProcess::Private::handleMessage(QJsonObject &message, WorkerMessage kind,
+                                           QString *error)
 {
-    const QString type = message.value(kType).toString();
-    const QString id = message.value(kId).toString();
-    if (type == QLatin1String("started") || type == QLatin1String("display")
-        || type == QLatin1String("result") || type == QLatin1String("error")
-        || type == QLatin1String("done"))
-        return handleExecutionEvent(type, id, std::move(message));
-    if (type == QLatin1String("complete_reply") || type == QLatin1String("variables_reply")
-        || type == QLatin1String("error_reply"))
-        return handleReply(type, id, message);
-    // Snapshots (protocol §9): a "snapshot" event belongs to the running execution; the replies
+    switch (kind) {
+    case WorkerMessage::Started:
+    case WorkerMessage::Display:
+    case WorkerMessage::Result:
+    case WorkerMessage::Error:
+    case WorkerMessage::Done:
+    // Snapshots (protocol §9): a `snapshot` event belongs to the running execution; the replies
     // answer snapshot and restore requests.
-    if (type == QLatin1String("snapshot"))
-        return handleExecutionEvent(type, id, std::move(message));
-    if (type == QLatin1String("snapshot_reply") || type == QLatin1String("restore_reply"))
-        return handleReply(type, id, message);
-    if (type == QLatin1String("hello"))
-        return handleHello(message);
-    if (type == QLatin1String("log")) {
+    case WorkerMessage::Snapshot: {
+        const QString type = message.value(kType).toString();
+        const QString id = message.value(kId).toString();
+        return handleExecutionEvent(kind, type, id, std::move(message), error);
+    }
+    case WorkerMessage::CompleteReply:
+    case WorkerMessage::VariablesReply:
+    case WorkerMessage::ErrorReply:
+    case WorkerMessage::SnapshotReply:
+    case WorkerMessage::RestoreReply:
+        return handleReply(kind, message.value(kId).toString(), message, error);
+    case WorkerMessage::Hello:
+        return handleHello(message, error);
+    case WorkerMessage::Log:
         qCDebug(lcWorker).noquote() << spec.program
                                     << message.value(QStringLiteral("level")).toString()
                                     << message.value(QStringLiteral("message")).toString();
         return true;
-    }
-    if (type == QLatin1String("shutdown_reply"))
+    case WorkerMessage::ShutdownReply:
         return true; // its exit follows; that is what counts
-    // Newer drivers may send more: pass events of the running execution on, drop the rest.
-    if (exec && id == exec->id && !exec->doneReceived) {
-        QJsonObject fields = std::move(message);
-        fields.remove(kType);
-        fields.remove(kId);
-        const bool hasMark = fields.contains(kMark);
-        const quint64 mark = quint64(std::max<qint64>(0, fields.take(kMark).toInteger()));
-        return enqueue(Event::other(id, type, fields), hasMark ? Barrier::Mark : Barrier::Position,
-                       mark);
     }
-    qCDebug(lcWorker) << "ignoring message of type" << type;
     return true;
 }
 
-bool WorkerProcess::Private::handleHello(const QJsonObject &message)
+bool WorkerProcess::Private::handleHello(const QJsonObject &message, QString *error)
 {
-    if (state != State::Starting)
-        return true;
+    if (state != State::Starting) {
+        *error = QStringLiteral("a second `hello`");
+        return false;
+    }
     const int protocol = message.value(QStringLiteral("protocol")).toInt();
-    if (protocol != kWorkerProtocolVersion)
-        return endWorker(End::ProtocolError,
-                         QStringLiteral("the driver speaks worker protocol %1, the host speaks %2")
-                             .arg(protocol)
-                             .arg(kWorkerProtocolVersion));
+    if (protocol != kWorkerProtocolVersion) {
+        *error = QStringLiteral("the driver speaks worker protocol %1, the host speaks %2")
+                         .arg(protocol)
+                         .arg(kWorkerProtocolVersion);
+        return false;
+    }
     startTimer.stop();
     info.language = message.value(QStringLiteral("language")).toString();
     info.languageVersion = message.value(QStringLiteral("language_version")).toString();
@@ -189,19 +231,18 @@ bool WorkerProcess::Private::handleHello(const QJsonObject &message)
     return !guard.isNull();
 }
 
-bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QString &id,
-                                                  QJsonObject fields)
+bool WorkerProcess::Private::handleExecutionEvent(WorkerMessage kind, const QString &type,
+                                                  const QString &id, QJsonObject fields,
+                                                  QString *error)
 {
-    if (!acceptsEventOf(type, id))
-        return true;
+    if (!fitsRun(kind, id, error))
+        return error->isEmpty();
     fields.remove(kType);
     fields.remove(kId);
     const bool hasMark = fields.contains(kMark);
-    const quint64 mark = quint64(std::max<qint64>(0, fields.take(kMark).toInteger()));
+    const quint64 mark = quint64(fields.take(kMark).toInteger());
 
-    if (type == QLatin1String("started")) {
-        if (exec->started)
-            return true;
+    if (kind == WorkerMessage::Started) {
         exec->started = true;
         if (!fields.contains(QStringLiteral("execution_count")))
             fields.insert(QStringLiteral("execution_count"), exec->count);
@@ -211,7 +252,7 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
             return beginInterrupt();
         return true;
     }
-    if (type == QLatin1String("done")) {
+    if (kind == WorkerMessage::Done) {
         noteDone(hasMark, mark);
         // Not through Event::done(): release() sets state_lost and streams_synced, and the
         // driver's fields are kept as they are, so only a missing status needs filling in.
@@ -228,16 +269,29 @@ bool WorkerProcess::Private::handleExecutionEvent(const QString &type, const QSt
                    mark);
 }
 
-bool WorkerProcess::Private::handleReply(const QString &type, const QString &id,
-                                         const QJsonObject &message)
+bool WorkerProcess::Private::handleReply(WorkerMessage kind, const QString &id,
+                                         const QJsonObject &message, QString *error)
 {
-    ReplyCallback reply = replies.take(id);
-    if (!reply) {
-        qCDebug(lcWorker) << "ignoring" << type << "for unknown request" << id;
+    const auto pending = replies.constFind(id);
+    if (pending == replies.constEnd()) {
+        // Nothing waits for it, so it can do no harm: a driver that answered a request twice.
+        qCDebug(lcWorker) << "ignoring a reply for unknown request" << id;
         return true;
     }
+    // Request ids say what was asked (nextId()): an answer of the other kind is forged.
+    const QLatin1String prefix = kind == WorkerMessage::CompleteReply ? QLatin1String("rh-complete-")
+            : kind == WorkerMessage::VariablesReply ? QLatin1String("rh-variables-")
+            : kind == WorkerMessage::SnapshotReply  ? QLatin1String("rh-snapshot-")
+                                                    : QLatin1String("rh-restore-");
+    const bool asked = kind == WorkerMessage::ErrorReply || id.startsWith(prefix);
+    if (!asked) {
+        *error = QStringLiteral("a `%1` for request %2, which asked for something else")
+                         .arg(message.value(kType).toString(), quotedExcerpt(id));
+        return false;
+    }
+    ReplyCallback reply = replies.take(id);
     QPointer<WorkerProcess> guard(q);
-    if (type == QLatin1String("error_reply")) {
+    if (kind == WorkerMessage::ErrorReply) {
         reply(makeError(QStringLiteral("unsupported"),
                         QStringLiteral("the driver rejected the request: %1")
                             .arg(message.value(QStringLiteral("reason")).toString())));

@@ -13,6 +13,7 @@
 
 #include "confinement.h"
 #include "doneframe.h"
+#include "framecheck.h"
 #include "framing.h"
 #include "interruptladder.h"
 #include "limitmonitor.h"
@@ -93,24 +94,33 @@ public:
 
     [[nodiscard]] bool readEvents();
     [[nodiscard]] bool readStream(int index);
-    // One frame from fd 4: a `done` that DoneFrame can take apart goes to handleDone() without
-    // being parsed into an object first; the rest is parsed and goes to handleMessage(). Sets
-    // `*error` for a body that is not a JSON object (returning false, with `this` alive).
+    // One frame from fd 4 (frameintake.cpp). Worker output is untrusted input (code in the
+    // context can write frames of its own on fd 4), so every frame is checked against protocol
+    // §4 and against the run before anything is done with it. A `done` that DoneFrame can take
+    // apart goes to handleDone() without being parsed into an object first; the rest is parsed,
+    // checked by checkWorkerFrame() and goes to handleMessage().
+    //
+    // These share FrameReader's handler contract: true when the frame was taken (or dropped as
+    // harmless); false with `*error` set when it breaks the protocol (the reader then fails for
+    // good and readEvents() ends the worker, with `this` alive); false with `*error` empty when
+    // a slot deleted the WorkerProcess.
     [[nodiscard]] bool handleFrame(QByteArrayView body, QString *error);
     // May move from `message`: an event's fields are the frame's object, taken without a copy.
-    [[nodiscard]] bool handleMessage(QJsonObject &message);
-    [[nodiscard]] bool handleDone(DoneFrame frame);
-    // Whether an event of execution `id` belongs to the running execution and comes before its
-    // done; events after done (or of another run) would break "no output after done", so the
-    // caller drops them.
-    bool acceptsEventOf(const QString &type, const QString &id) const;
+    [[nodiscard]] bool handleMessage(QJsonObject &message, WorkerMessage kind, QString *error);
+    [[nodiscard]] bool handleDone(DoneFrame frame, QString *error);
+    // Whether an event of execution `id` is the running execution's and fits where it is in
+    // that run (after its `started`, before its `done`). A `display` or `error` of no execution
+    // (a background thread's) or of the execution that has just ended (a thread that raced its
+    // end) is dropped: false with `*error` empty. Anything else that does not fit is forged or
+    // broken: false with `*error` saying why.
+    bool fitsRun(WorkerMessage kind, const QString &id, QString *error) const;
     // Records that the running execution's `done` has arrived.
     void noteDone(bool hasMark, quint64 mark);
-    [[nodiscard]] bool handleHello(const QJsonObject &message);
-    [[nodiscard]] bool handleExecutionEvent(const QString &type, const QString &id,
-                                            QJsonObject fields);
-    [[nodiscard]] bool handleReply(const QString &type, const QString &id,
-                                   const QJsonObject &message);
+    [[nodiscard]] bool handleHello(const QJsonObject &message, QString *error);
+    [[nodiscard]] bool handleExecutionEvent(WorkerMessage kind, const QString &type,
+                                            const QString &id, QJsonObject fields, QString *error);
+    [[nodiscard]] bool handleReply(WorkerMessage kind, const QString &id,
+                                   const QJsonObject &message, QString *error);
 
     // The sync barrier (protocol §5). Events are released in arrival order, each once its
     // barrier allows:
@@ -264,6 +274,7 @@ public:
         quint64 doneReads[2] = {0, 0}; // an unmarked done: the streams' read counts when it came
     };
     std::optional<Execution> exec;
+    QString endedId;  // the last execution whose `done` arrived
 
     struct Pending {
         Event event;

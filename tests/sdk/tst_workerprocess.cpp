@@ -816,6 +816,168 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), kLong);
     }
 
+    // Code in a context can write anything on fd 4, not only its driver. Each of these frames
+    // is a protocol error: the worker is killed, the run it hit ends with a ProtocolError saying
+    // why, and nothing the frame said becomes an event.
+    void forgedFrameIsAProtocolError_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("reason");  // part of the ProtocolError's evalue
+        const auto frame = [](const QString &json) { return QStringLiteral("frame:") + json; };
+        const auto hex = [](const QByteArray &bytes) {
+            return QStringLiteral("rawframe:") + QString::fromLatin1(bytes.toHex());
+        };
+        QString manyMimeTypes;
+        for (int i = 0; i < 65; ++i)
+            manyMimeTypes += QStringLiteral("%1\"text/x-%2\":\"x\"").arg(i ? "," : "").arg(i);
+        QString longTraceback;
+        for (int i = 0; i < 100001; ++i)
+            longTraceback += i ? QStringLiteral(",\"\"") : QStringLiteral("\"\"");
+        QString manyMembers;
+        for (int i = 0; i < 64; ++i)
+            manyMembers += QStringLiteral(",\"k%1\":0").arg(i);
+
+        QTest::newRow("done of another execution")
+                << frame(R"({"type":"done","id":"other","status":"ok"})")
+                << R"(a `done` for execution "other" while execution "f" runs)";
+        QTest::newRow("result of another execution")
+                << frame(R"({"type":"result","id":"other","data":{"text/plain":"1"}})")
+                << R"(a `result` for execution "other")";
+        QTest::newRow("started of another execution")
+                << frame(R"({"type":"started","id":"other"})")
+                << R"(a `started` for execution "other")";
+        QTest::newRow("second started") << frame(R"({"type":"started","id":"$ID"})")
+                                        << R"(a second `started` for execution "f")";
+        QTest::newRow("done before started")
+                << QStringLiteral(R"(early:{"type":"done","id":"$ID","status":"ok"})")
+                << R"(a `done` for execution "f" before its `started`)";
+        QTest::newRow("result before started")
+                << QStringLiteral(R"(early:{"type":"result","id":"$ID","data":{"text/plain":"1"}})")
+                << "before its `started`";
+        QTest::newRow("second hello") << frame(R"({"type":"hello","protocol":1})")
+                                      << "a second `hello`";
+        QTest::newRow("one of the host's own event types")
+                << frame(R"({"type":"state_reset","id":"$ID","reason":"forged"})")
+                << R"(a frame of unknown type "state_reset")";
+        QTest::newRow("stream, which only the host makes")
+                << frame(R"({"type":"stream","id":"$ID","name":"stdout","text":"forged"})")
+                << R"(unknown type "stream")";
+        QTest::newRow("SSE lines in the type")
+                << frame(R"({"type":"x\ndata: {}\n\nevent: done","id":"$ID"})")
+                << R"(unknown type "x?data: {}??event: done")";
+        QTest::newRow("frame without a type") << frame(R"({"id":"$ID"})")
+                                              << "a frame without a `type`";
+        QTest::newRow("status that is none")
+                << frame(R"({"type":"done","id":"$ID","status":"forged"})")
+                << R"(`status` is "forged", not ok, error or interrupted)";
+        QTest::newRow("execution count as text")
+                << frame(R"({"type":"done","id":"$ID","execution_count":"1"})")
+                << "`execution_count` is not an integer";
+        QTest::newRow("negative mark")
+                << frame(R"({"type":"display","id":"$ID","data":{"text/plain":"x"},"mark":-1})")
+                << "`mark` is not an integer";
+        QTest::newRow("long id")
+                << frame(QStringLiteral(R"({"type":"display","id":"%1","data":{}})")
+                                 .arg(QString(300, QLatin1Char('x'))))
+                << "`id` is longer than 256 characters";
+        QTest::newRow("key that is not a MIME type")
+                << frame(R"({"type":"display","id":"$ID","data":{"text plain":"x"}})")
+                << R"(`data` has "text plain" as a key, which is not a MIME type)";
+        QTest::newRow("too many MIME types")
+                << frame(QStringLiteral(R"({"type":"display","id":"$ID","data":{%1}})")
+                                 .arg(manyMimeTypes))
+                << "`data` has more than 64 MIME types";
+        QTest::newRow("traceback entry that is not text")
+                << frame(R"({"type":"error","id":"$ID","ename":"E","traceback":[1]})")
+                << "`traceback` has an entry that is not a string";
+        QTest::newRow("traceback too long")
+                << frame(QStringLiteral(R"({"type":"error","id":"$ID","ename":"E","traceback":[%1]})")
+                                 .arg(longTraceback))
+                << "`traceback` has more than 100000 entries";
+        QTest::newRow("too many members")
+                << frame(QStringLiteral(R"({"type":"display","id":"$ID","data":{}%1})")
+                                 .arg(manyMembers))
+                << "a frame with more than 64 members";
+        QTest::newRow("body that is not an object") << hex("5\n[1,2]")
+                                                    << "frame body is not a JSON object";
+        QTest::newRow("length over the limit") << hex("67108865\n")
+                                               << "exceeds the limit of 67108864 bytes";
+    }
+
+    void forgedFrameIsAProtocolError()
+    {
+        QFETCH(QString, code);
+        QFETCH(QString, reason);
+        auto session = started();
+        Recorder recorder(session.get());
+        QSignalSpy terminated(session.get(), &Session::terminated);
+        const qint64 pid = session->pid();
+        // The driver itself would not end the run for 30 s: the frame ends it.
+        QVERIFY(run(*session, recorder, request("f", code + QStringLiteral("\nsleep:30"))));
+        QCOMPARE(recorder.doneCount("f"), 1);
+        const Event error = recorder.first("f", Event::Kind::Error);
+        QCOMPARE(error.fields.value("ename").toString(), QStringLiteral("ProtocolError"));
+        QVERIFY2(error.fields.value("evalue").toString().contains(reason),
+                 qPrintable(error.fields.value("evalue").toString()));
+        const Event done = recorder.done("f");
+        QCOMPARE(done.fields.value("status").toString(), QStringLiteral("error"));
+        QCOMPARE(done.fields.value("state_lost").toBool(), true);
+        for (const Event &e : recorder.events) {
+            QVERIFY2(e.executionId == QLatin1String("f") || e.executionId.isEmpty(),
+                     qPrintable(e.executionId));
+            QVERIFY2(e.kind == Event::Kind::Started || e.kind == Event::Kind::Stream
+                             || e.kind == Event::Kind::Error || e.kind == Event::Kind::Done,
+                     qPrintable(e.type));
+            if (e.kind == Event::Kind::Stream)
+                QVERIFY(!e.fields.value("text").toString().contains("forged"));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(terminated.count(), 1, kLong);
+        QCOMPARE(terminated[0][0].toBool(), false);
+        QVERIFY(terminated[0][1].toString().contains(reason));
+        QCOMPARE(session->state(), Session::State::Dead);
+        QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), kLong);
+    }
+
+    // Code can end its own run early (it owns the run), but only once: the driver's own done
+    // then comes as a second one, which is a protocol error, and the worker is replaced.
+    void forgedDoneOfTheRunCountsOnce()
+    {
+        auto session = started();
+        Recorder recorder(session.get());
+        QSignalSpy terminated(session.get(), &Session::terminated);
+        QVERIFY(run(*session, recorder,
+                    request("f", R"(frame:{"type":"done","id":"$ID","status":"ok"})")));
+        QTRY_COMPARE_WITH_TIMEOUT(terminated.count(), 1, kLong);
+        QVERIFY(terminated[0][1].toString().contains(R"(a second `done` for execution "f")"));
+        QCOMPARE(recorder.doneCount("f"), 1);
+        QCOMPARE(session->state(), Session::State::Dead);
+    }
+
+    // A display or error that names no execution comes from a thread of an earlier run; it is
+    // dropped, and neither the run nor the worker suffer for it.
+    void eventOfNoExecutionIsDropped_data()
+    {
+        QTest::addColumn<QString>("frame");
+        QTest::newRow("display, null id")
+                << R"({"type":"display","id":null,"data":{"text/plain":"late"}})";
+        QTest::newRow("display, no id") << R"({"type":"display","data":{"text/plain":"late"}})";
+        QTest::newRow("error, null id") << R"({"type":"error","id":null,"ename":"E"})";
+    }
+
+    void eventOfNoExecutionIsDropped()
+    {
+        QFETCH(QString, frame);
+        auto session = started();
+        Recorder recorder(session.get());
+        const qint64 pid = session->pid();
+        QVERIFY(run(*session, recorder, request("f", "frame:" + frame + "\nprint:after")));
+        QCOMPARE(recorder.done("f").fields.value("status").toString(), QStringLiteral("ok"));
+        QCOMPARE(recorder.order("f"), QStringLiteral("<started>after\n<done>"));
+        QVERIFY(run(*session, recorder, request("g", "print:again")));
+        QCOMPARE(recorder.text("g", "stdout"), QStringLiteral("again\n"));
+        QCOMPARE(session->pid(), pid);
+    }
+
     void fdsAboveFourAreClosedInWorker()
     {
         // Descriptors the host leaks carelessly (no O_CLOEXEC), low and high.
