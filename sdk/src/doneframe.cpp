@@ -266,8 +266,15 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
                     || (text != "ok" && text != "error" && text != "interrupted"))
                     return std::nullopt;
                 sawStatus = true;
-            } else if (key == "execution_count" || key == "exit_code") {
+            } else if (key == "execution_count") {
                 if (!integer || *integer > quint64(INT_MAX))
+                    return std::nullopt;
+            } else if (key == "exit_code") {
+                qint64 code = 0;
+                const char *const end = in.position();
+                if (const auto [stop, failure] = std::from_chars(valueStart, end, code);
+                    !isNumber || failure != std::errc() || stop != end || code < INT_MIN
+                    || code > INT_MAX)
                     return std::nullopt;
             } else if (key == "duration_ms") {
                 if (!isNumber || *valueStart == '-')

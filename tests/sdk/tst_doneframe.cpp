@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doneframe.h"
+#include "framecheck.h"
 #include "framing.h"
 
 #include <QJsonDocument>
@@ -70,8 +71,36 @@ private slots:
                               " \"duration_ms\": 12.5 }\n")
                 << QStringLiteral("r") << false << quint64(0);
         QTest::newRow("integer beyond 18 digits")
-                << QByteArray("{\"type\":\"done\",\"id\":\"r\",\"execution_count\":12345678901234567890}")
+                << QByteArray("{\"type\":\"done\",\"id\":\"r\",\"n\":12345678901234567890}")
                 << QStringLiteral("r") << false << quint64(0);
+    }
+
+    // The fast path takes nothing the frame check refuses: such a frame goes to the parser and
+    // the check, which says what is wrong with it.
+    void leavesWhatTheCheckRefusesToIt_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("status that is none") << QByteArray(R"({"type":"done","id":"r","status":"forged"})");
+        QTest::newRow("negative duration") << QByteArray(R"({"type":"done","id":"r","duration_ms":-1})");
+        QTest::newRow("execution count beyond an int")
+                << QByteArray(R"({"type":"done","id":"r","execution_count":4294967296})");
+        QTest::newRow("exit code beyond an int")
+                << QByteArray(R"({"type":"done","id":"r","exit_code":-4294967296})");
+        QTest::newRow("cwd that is a number") << QByteArray(R"({"type":"done","id":"r","cwd":7})");
+        QTest::newRow("mark beyond 2^53")
+                << QByteArray(R"({"type":"done","id":"r","mark":9007199254741000})");
+        QTest::newRow("long id")
+                << QByteArray(R"({"type":"done","id":")") + QByteArray(257, 'x') + QByteArray(R"("})");
+    }
+
+    void leavesWhatTheCheckRefusesToIt()
+    {
+        QFETCH(QByteArray, body);
+        QVERIFY(!DoneFrame::scan(body));
+        QJsonObject parsed;
+        QString error;
+        QVERIFY(FrameReader::parse(body, &parsed, &error));
+        QVERIFY(!replhost::sdk::checkWorkerFrame(parsed));
     }
 
     void takesTheDriversDoneApart()
@@ -103,6 +132,13 @@ private slots:
                    + "\",\"status\":\"" + status + "\",\"execution_count\":" + count
                    + ",\"cwd\":\"" + cwd + "\",\"duration_ms\":" + duration + tail + "}";
         };
+        // A number in a member of the driver's own, where any number is allowed (duration_ms
+        // is never negative, execution_count an int).
+        const auto numbered = [](const char *count, const char *number) {
+            return QByteArray("{\"type\":\"done\",\"id\":\"a1-") + count
+                   + "\",\"status\":\"ok\",\"execution_count\":" + count
+                   + ",\"cwd\":\"/w\",\"n\":" + number + "}";
+        };
         QTest::newRow("numbers change")
                 << QList<QByteArray>{python("1", "/w", "ok", "0.123", ",\"mark\":1"),
                                      python("2", "/w", "ok", "0.5"),
@@ -127,17 +163,17 @@ private slots:
                                      python("3", "/w", "ok", "0.1")}
                 << QList<bool>{true, true, true};
         QTest::newRow("integer turns into a double and back")
-                << QList<QByteArray>{python("1", "/w", "ok", "1"), python("2", "/w", "ok", "1.5"),
-                                     python("3", "/w", "ok", "2.0"), python("4", "/w", "ok", "-0"),
-                                     python("5", "/w", "ok", "-0.0")}
+                << QList<QByteArray>{numbered("1", "1"), numbered("2", "1.5"),
+                                     numbered("3", "2.0"), numbered("4", "-0"),
+                                     numbered("5", "-0.0")}
                 << QList<bool>{true, true, true, true, true};
         QTest::newRow("integers at the edge of 64 bits")
-                << QList<QByteArray>{python("1", "/w", "ok", "9007199254740993"),
-                                     python("2", "/w", "ok", "9223372036854775807"),
-                                     python("3", "/w", "ok", "9223372036854775808"),
-                                     python("4", "/w", "ok", "-9223372036854775808"),
-                                     python("5", "/w", "ok", "-9223372036854775809"),
-                                     python("6", "/w", "ok", "12345678901234567890123")}
+                << QList<QByteArray>{numbered("1", "9007199254740993"),
+                                     numbered("2", "9223372036854775807"),
+                                     numbered("3", "9223372036854775808"),
+                                     numbered("4", "-9223372036854775808"),
+                                     numbered("5", "-9223372036854775809"),
+                                     numbered("6", "12345678901234567890123")}
                 << QList<bool>{true, true, true, true, true, true};
         QTest::newRow("number becomes a string of the same text")
                 << QList<QByteArray>{
