@@ -78,14 +78,21 @@ const fs = require('fs');
 const nap = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 while (!fs.existsSync('%1')) nap(10);
 const body = fs.readFileSync('%1', 'latin1');
+// Node keeps pipes of its own (libuv's signal pipe) with both ends in the process: the channel
+// is a pipe whose read end is elsewhere.
 const own = [1, 2].map((f) => fs.readlinkSync('/proc/self/fd/' + f));
+const ends = [];
 for (const n of fs.readdirSync('/proc/self/fd')) {
   try {
     const link = fs.readlinkSync('/proc/self/fd/' + n);
-    if (!link.startsWith('pipe:') || own.includes(link)) continue;
     const m = /flags:\s*([0-7]+)/.exec(fs.readFileSync('/proc/self/fdinfo/' + n, 'utf8'));
-    if (m && (parseInt(m[1], 8) & 3) === 1) fs.writeSync(Number(n), body.length + '\n' + body);
+    if (link.startsWith('pipe:') && m) ends.push({ n: Number(n), link, mode: parseInt(m[1], 8) & 3 });
   } catch (e) {}
+}
+for (const end of ends) {
+  if (end.mode !== 1 || own.includes(end.link)) continue;
+  if (ends.some((other) => other.link === end.link && other.mode !== 1)) continue;
+  try { fs.writeSync(end.n, body.length + '\n' + body); } catch (e) {}
 }
 nap(30000);
 })");
