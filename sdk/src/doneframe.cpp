@@ -228,7 +228,11 @@ std::optional<DoneFrame> DoneFrame::scan(QByteArrayView body)
         bool isNumber = false;
         std::optional<quint64> integer;
         bool isNull = false;
-        if (in.string(&text, &plainText)) {
+        if (!in.atEnd() && *valueStart == '"') {
+            // A string that fails leaves the cursor inside it: nothing else may be tried there
+            // (`"\unull` is no `null`).
+            if (!in.string(&text, &plainText))
+                return std::nullopt;
             isString = true;
         } else if (in.atEnd()) {
             return std::nullopt;
