@@ -72,6 +72,9 @@ type driver struct {
 // signalGrace is how long after an in-band interrupt a SIGINT is taken as its companion.
 const signalGrace = 500 * time.Millisecond
 
+// settleGrace bounds how long a cell's end waits for requests already written to be handled.
+const settleGrace = 250 * time.Millisecond
+
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--version" {
 		fmt.Printf("replhost-go-worker %s yaegi %s\n", runtime.Version(), yaegiVersion)
@@ -158,6 +161,7 @@ func (d *driver) readRequests(requests chan<- *request) {
 		}
 		if bad, ok := err.(*badRequest); ok {
 			d.t.send(event{"type": "error_reply", "id": req.ID, "reason": bad.Error()})
+			d.t.requestHandled()
 			continue
 		}
 		if err != nil {
@@ -175,6 +179,7 @@ func (d *driver) readRequests(requests chan<- *request) {
 		default:
 			requests <- req
 		}
+		d.t.requestHandled()
 	}
 }
 
@@ -228,6 +233,17 @@ func (d *driver) interruptRunning(target string) {
 	d.cancel()
 }
 
+// settleRequests returns once every request the host wrote before now has been handled, or after
+// settleGrace. The host writes an in-band interrupt before it sends SIGINT to the process group,
+// so a child process that SIGINT ended can let its cell finish before readRequests has seen the
+// interrupt: without this wait such a cell would be reported ok instead of interrupted.
+func (d *driver) settleRequests() {
+	deadline := time.Now().Add(settleGrace)
+	for !d.t.requestsSettled() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (d *driver) sendDisplay(data, metadata map[string]interface{}) {
 	d.mu.Lock()
 	id := d.runningID
@@ -268,6 +284,9 @@ func (d *driver) execute(req *request) {
 		outcome = d.r.runCell(ctx, *req.Code, req.ExecutionCount)
 	}
 
+	if outcome.status == "ok" {
+		d.settleRequests()
+	}
 	d.mu.Lock()
 	if d.interrupted && outcome.status != "interrupted" && outcome.status != "error" {
 		// The interrupt came as the last piece ended (or ended a child process the cell then

@@ -25,6 +25,8 @@ const (
 	shrinkAt = maxFrame - (1 << 16)
 	// ioctl request that counts the unread bytes of a pipe (Linux FIONREAD).
 	ioctlFionread = 0x541B
+	// poll(2)'s POLLIN.
+	pollIn = 0x1
 )
 
 // envLayer is one layer of an env delta: values to set (null unsets) and keys to unset.
@@ -69,6 +71,10 @@ type transport struct {
 	markOut int
 	markErr int
 
+	// requests is the reader under in; it says whether bytes it took from fd 3 are still being
+	// handled (see requestsSettled).
+	requests *requestReader
+
 	mu         sync.Mutex
 	markPrefix string
 	seq        uint64
@@ -91,12 +97,76 @@ func openTransport() (*transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot duplicate stderr: %v", err)
 	}
+	requests := &requestReader{fd: requestFd}
 	return &transport{
-		in:      bufio.NewReaderSize(os.NewFile(requestFd, "requests"), 1<<16),
-		out:     os.NewFile(eventFd, "events"),
-		markOut: markOut,
-		markErr: markErr,
+		in:       bufio.NewReaderSize(requests, 1<<16),
+		out:      os.NewFile(eventFd, "events"),
+		markOut:  markOut,
+		markErr:  markErr,
+		requests: requests,
 	}, nil
+}
+
+// requestReader reads fd 3 and marks itself busy from the moment it takes bytes out of the pipe
+// until the reading goroutine has handled every request in them: bytes are never both out of
+// the kernel and unaccounted for, which is what requestsSettled relies on.
+type requestReader struct {
+	fd   int
+	mu   sync.Mutex
+	busy bool
+}
+
+func (r *requestReader) Read(p []byte) (int, error) {
+	for {
+		// Wait for bytes without taking them, so that busy is set before they leave the pipe.
+		pfd := struct {
+			fd      int32
+			events  int16
+			revents int16
+		}{fd: int32(r.fd), events: pollIn}
+		_, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1,
+			0, 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		r.mu.Lock()
+		r.busy = true
+		r.mu.Unlock()
+		n, err := syscall.Read(r.fd, p)
+		if err == syscall.EINTR || err == syscall.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// requestHandled is called by the reading goroutine after it handled a request: when nothing
+// read is left in the buffer, the reader is no longer busy.
+func (t *transport) requestHandled() {
+	if t.in.Buffered() > 0 {
+		return
+	}
+	t.requests.mu.Lock()
+	t.requests.busy = false
+	t.requests.mu.Unlock()
+}
+
+// requestsSettled says whether every request written to fd 3 before the call has been read and
+// handled; true as well when the kernel cannot tell.
+func (t *transport) requestsSettled() bool {
+	t.requests.mu.Lock()
+	defer t.requests.mu.Unlock()
+	unread, known := unreadBytes(requestFd)
+	return !known || (!t.requests.busy && unread == 0)
 }
 
 func dupCloseOnExec(fd int) (int, error) {
@@ -224,10 +294,17 @@ func pipeIsEmpty(fd int) bool {
 	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 		return false
 	}
-	var unread int32
+	unread, known := unreadBytes(fd)
+	return known && unread == 0
+}
+
+// unreadBytes is how many bytes wait to be read from the pipe or socket fd; known is false when
+// the kernel cannot tell.
+func unreadBytes(fd int) (unread int, known bool) {
+	var n int32
 	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), ioctlFionread,
-		uintptr(unsafe.Pointer(&unread)))
-	return errno == 0 && unread == 0
+		uintptr(unsafe.Pointer(&n)))
+	return int(n), errno == 0
 }
 
 func (t *transport) write(ev event) {
