@@ -219,6 +219,9 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
                              .arg(request.restore));
     if (auto r = checkContextLimit(*ws); !r)
         return r.error();
+    // A context that could never start is refused now rather than at its first run.
+    if (auto r = checkIsolation(ws->id); !r)
+        return r.error();
 
     storage::ContextRecord row;
     row.id = newId();

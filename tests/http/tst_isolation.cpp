@@ -14,6 +14,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -549,23 +550,28 @@ private slots:
         const QString ws = QStringLiteral("boxed");
         const QString boxed = createSandbox(ws);
         QVERIFY(!boxed.isEmpty());
+        // Refused at creation: a context that could never start is not made.
         CreateContextRequest request;
         request.workspace = ws;
         request.language = language;
         const auto created = m_engine->contexts().create(request);
-        QVERIFY(created);
-        const ExecutionPtr refused =
-            run(ws, created->id, writeProbe(language, QStringLiteral("ran.txt"), "ran"));
-        QVERIFY(refused);
-        VERIFY_EXEC(refused->status() != "ok", refused);
-        const QString reason = eventFields(refused, QStringLiteral("error"))
-                                   .value(QLatin1String("evalue")).toString();
-        VERIFY_EXEC(reason.contains(QLatin1String("sandbox")) && reason.contains(bwrap), refused);
-        VERIFY_EXEC(reason.contains(installed ? QLatin1String("user namespaces")
-                                              : QLatin1String("install bubblewrap")),
-                    refused);
+        QVERIFY(!created);
+        QCOMPARE(created.error().code, QStringLiteral("unavailable"));
+        const QString reason = created.error().message;
+        QVERIFY2(reason.contains(QLatin1String("sandbox")) && reason.contains(bwrap),
+                 qPrintable(reason));
+        QVERIFY2(reason.contains(installed ? QLatin1String("user namespaces")
+                                           : QLatin1String("install bubblewrap")),
+                 qPrintable(reason));
+        // And so is a run in the workspace's default context.
+        RunRequest inDefault;
+        inDefault.workspace = ws;
+        inDefault.language = language;
+        inDefault.code = writeProbe(language, QStringLiteral("ran.txt"), "ran");
+        const auto refused = m_engine->contexts().run(inDefault);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, QStringLiteral("unavailable"));
         QVERIFY(!QFile::exists(boxed + "/ran.txt"));
-        QCOMPARE(m_engine->contexts().get(ws, created->id)->pid, qint64(0));
         // Other workspaces are not affected.
         QCOMPARE(output(QString(), language, writeProbe(language, QStringLiteral("ran.txt"), "ok")),
                  QStringLiteral("ok\n"));
@@ -632,6 +638,52 @@ private slots:
         };
         QTRY_VERIFY2_WITH_TIMEOUT(survivors().isEmpty(), qPrintable(survivors().join('\n')),
                                   kRunTimeout);
+    }
+
+    // With bwrap unusable, a sandbox workspace starts nothing: every surface that would start a
+    // process for it answers 503 saying why, and nothing runs unconfined instead.
+    void unusableSandboxStartsNoProcess_data()
+    {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QByteArray>("body");
+
+        QTest::newRow("context") << QByteArray("POST") << QStringLiteral("/v1/contexts")
+                                 << QByteArray(R"({"language":"bash"})");
+        QTest::newRow("run in the default context")
+            << QByteArray("POST") << QStringLiteral("/v1/executions?wait=true")
+            << QByteArray(R"({"language":"bash","code":"touch escaped"})");
+        QTest::newRow("command") << QByteArray("POST") << QStringLiteral("/v1/commands?wait=true")
+                                 << QByteArray(R"({"command":"touch escaped"})");
+        QTest::newRow("opensandbox command")
+            << QByteArray("POST") << QStringLiteral("/opensandbox/execd/default/command")
+            << QByteArray(R"({"command":"touch escaped"})");
+        QTest::newRow("opensandbox code without a context")
+            << QByteArray("POST") << QStringLiteral("/opensandbox/execd/default/code")
+            << QByteArray(R"j({"code":"open('escaped', 'w')","context":{"language":"python"}})j");
+    }
+
+    void unusableSandboxStartsNoProcess()
+    {
+        QFETCH(QByteArray, method);
+        QFETCH(QString, path);
+        QFETCH(QByteArray, body);
+        ServerProcess server;
+        QVERIFY2(server.start({QStringLiteral("--bwrap"), QStringLiteral("/nonexistent/bwrap"),
+                               QStringLiteral("--workspace-defaults"),
+                               QStringLiteral("{\"isolation\":\"sandbox\"}")}),
+                 qPrintable(server.error()));
+        ApiClient client(server.port(), server.token());
+        const auto answer = client.request(method, path, body,
+                                           {{"Content-Type", "application/json"}});
+        QCOMPARE(answer.status, 503);
+        QVERIFY2(answer.object().value(QLatin1String("message")).toString().contains(
+                         QLatin1String("sandboxes are unavailable")),
+                 answer.body.constData());
+        const QString workspace = client.get(QStringLiteral("/v1/workspaces/default")).object()
+                                          .value(QLatin1String("directory")).toString();
+        QVERIFY(!workspace.isEmpty());
+        QVERIFY(!QFileInfo::exists(workspace + QStringLiteral("/escaped")));
     }
 
     void infoReportsAnUnusableSandbox()
