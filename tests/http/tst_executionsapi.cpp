@@ -153,12 +153,14 @@ void tst_ExecutionsApi::backgroundOutputIsServedAfterASeq()
             "def later():\n"
             "    for text in ('one', 'two'):\n"
             "        time.sleep(0.2)\n"
-            "        print(text, flush=True)\n"
-            "    print('three', file=sys.stderr, flush=True)\n"
+            "        sys.stdout.write(text + '\\n')\n"
+            "    sys.stderr.write('three\\n')\n"
             "threading.Thread(target=later).start()"));
     QCOMPARE(run.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
     QCOMPARE(run.value(QStringLiteral("stdout")).toString(), QString());
 
+    // An entry is what one read of the worker's output brought. Each line above is one write
+    // (the driver's streams write through; print() would write its text and its end apart).
     QJsonArray entries;
     QTRY_VERIFY_WITH_TIMEOUT((entries = client().get(path).object().value(QStringLiteral("entries")).toArray()).size() == 3,
                              10000);
