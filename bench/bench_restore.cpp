@@ -187,6 +187,11 @@ int main(int argc, char **argv)
         config.dataDir = snapshots ? bench().snapshotDir.path() : bench().replayDir.path();
         config.pluginPaths = {QStringLiteral(REPLHOST_BENCH_PLUGIN_DIR)};
         config.warmPoolSize = 0;  // worker starts are measured cold here; bench_pool measures the pool
+        // Every iteration adds a run to the history, and past the default replay bounds (1000
+        // executions, 300 s) a restore starts afresh instead of replaying: off, so that a
+        // replayed row measures a replay of its N.
+        config.workspaceDefaults.restore.maxReplayCells = 0;
+        config.workspaceDefaults.restore.maxReplaySeconds = 0;
         if (!snapshots) {
             for (const Language &language : kLanguages)
                 config.languageSettings.insert(

@@ -124,6 +124,11 @@ CREATE TABLE context_snapshots (
     created_at      INTEGER NOT NULL
 );
 )sql"},
+    // Runs marked never to be replayed (a side effect such as a deployment or a payment): a
+    // restore skips them. Compatible only with 5: a schema 4 replhost would replay them.
+    {5, 5, R"sql(
+ALTER TABLE executions ADD COLUMN replay INTEGER NOT NULL DEFAULT 1 CHECK (replay IN (0, 1));
+)sql"},
 };
 
 constexpr bool numberedFromOneWithoutGaps()

@@ -76,6 +76,7 @@ struct ExecutionRecord {
     qint64 durationMs = -1;   // -1 while running
     qint64 outputBytes = 0;
     bool truncated = false;   // events beyond the stored cap were dropped
+    bool replay = true;       // false: a restore never runs it again
 };
 
 struct ExecutionEventRecord {

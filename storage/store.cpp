@@ -101,14 +101,16 @@ ContextRecord readContext(const Statement &s)
                          s.columnInt(9),    s.columnString(10)};
 }
 
-// Column order: id, context_id, seq, code, status, execution_count, started_at, duration_ms,
-// output_bytes, truncated.
+// The columns readExecution() expects, in its order.
+#define EXECUTION_COLUMNS                                                             \
+    "id, context_id, seq, code, status, execution_count, started_at, duration_ms, "            \
+    "output_bytes, truncated, replay"
 ExecutionRecord readExecution(const Statement &s)
 {
     return ExecutionRecord{s.columnString(0), s.columnString(1), s.columnInt64(2),
                            s.columnString(3), s.columnString(4), s.columnInt(5),
                            s.columnInt64(6),  s.columnInt64(7),  s.columnInt64(8),
-                           s.columnBool(9)};
+                           s.columnBool(9),   s.columnBool(10)};
 }
 
 // An env layer belongs to a workspace or a context. scope_id cannot carry a foreign key, so
@@ -529,9 +531,8 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
         if (!seq)
             return fail(seq.error());
         Statement insert(*m_db,
-                         "INSERT INTO executions (id, context_id, seq, code, status, "
-                         "execution_count, started_at, duration_ms, output_bytes, truncated) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+                         "INSERT INTO executions (" EXECUTION_COLUMNS ") "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
         insert.bind(1, e.id);
         insert.bind(2, e.contextId);
         insert.bind(3, *seq);
@@ -542,6 +543,7 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
         insert.bind(8, e.durationMs);
         insert.bind(9, e.outputBytes);
         insert.bind(10, e.truncated ? 1 : 0);
+        insert.bind(11, e.replay ? 1 : 0);
         if (auto r = insert.run(); !r) {
             // UNIQUE is (context_id, seq); a duplicate id is a PRIMARYKEY violation. A taken seq
             // means what this connection remembered was wrong after all: ask the table, once.
@@ -629,8 +631,7 @@ Result<void> Store::appendEvent(const ExecutionEventRecord &event)
 
 Result<std::optional<ExecutionRecord>> Store::execution(const QString &id)
 {
-    Statement s(*m_db, "SELECT id, context_id, seq, code, status, execution_count, started_at, "
-                       "duration_ms, output_bytes, truncated FROM executions WHERE id = ?1");
+    Statement s(*m_db, "SELECT " EXECUTION_COLUMNS " FROM executions WHERE id = ?1");
     s.bind(1, id);
     return first<ExecutionRecord>(s, readExecution);
 }
@@ -639,8 +640,7 @@ Result<QList<ExecutionRecord>> Store::executions(const QString &contextId, qint6
                                                  int limit)
 {
     // A negative limit means no limit and 0 means no rows, as LIMIT does in SQLite.
-    Statement s(*m_db, "SELECT id, context_id, seq, code, status, execution_count, started_at, "
-                       "duration_ms, output_bytes, truncated FROM executions "
+    Statement s(*m_db, "SELECT " EXECUTION_COLUMNS " FROM executions "
                        "WHERE context_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3");
     s.bind(1, contextId);
     s.bind(2, beforeSeq > 0 ? beforeSeq : std::numeric_limits<qint64>::max());
@@ -651,9 +651,9 @@ Result<QList<ExecutionRecord>> Store::executions(const QString &contextId, qint6
 Result<QList<ExecutionRecord>> Store::replayableExecutions(const QString &contextId,
                                                             int afterExecutionCount)
 {
-    Statement s(*m_db, "SELECT id, context_id, seq, code, status, execution_count, started_at, "
-                       "duration_ms, output_bytes, truncated FROM executions "
-                       "WHERE context_id = ?1 AND status = 'ok' AND execution_count > ?2 "
+    Statement s(*m_db, "SELECT " EXECUTION_COLUMNS " FROM executions "
+                       "WHERE context_id = ?1 AND status = 'ok' AND replay = 1 "
+                       "AND execution_count > ?2 "
                        "ORDER BY seq");
     s.bind(1, contextId);
     s.bind(2, afterExecutionCount);

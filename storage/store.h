@@ -95,8 +95,8 @@ public:
     // Newest first; `beforeSeq` <= 0 means from the newest.
     Result<QList<ExecutionRecord>> executions(const QString &contextId, qint64 beforeSeq,
                                               int limit);
-    // What a restore replays: the context's executions with status "ok" and an execution count
-    // above `afterExecutionCount`, oldest first.
+    // What a restore replays: the context's executions with status "ok", not marked never to be
+    // replayed, and an execution count above `afterExecutionCount`, oldest first.
     Result<QList<ExecutionRecord>> replayableExecutions(const QString &contextId,
                                                         int afterExecutionCount);
     Result<QList<ExecutionEventRecord>> events(const QString &executionId);  // in order

@@ -8,6 +8,7 @@
 #include "storage/historywriter.h"
 #include "storage/store.h"
 #include "warmpool.h"
+#include "workspacemanager.h"
 #include "workerconfinement.h"
 
 #include <QDateTime>
@@ -451,6 +452,36 @@ void Context::beginReplay(int afterCount, const RestoreReport &part)
         pump();
         return;
     }
+    // Past the workspace's bounds a restore would take too long to be worth it, or longer than
+    // a client waits: nothing is replayed and the state starts afresh from here, which the
+    // restored event says (state_lost, with the bound and the reason).
+    // On top of a snapshot the interpreter already holds the state: it is never thrown away.
+    const auto settings = m_manager->m_workspaces->settings(m_workspaceName);
+    const std::optional<RestoreReport> over = part.fromSnapshot
+            ? std::nullopt
+            : Replay::exceedsBounds(*rows, settings ? settings->restore
+                                                    : WorkspaceSettings::Restore{});
+    if (over) {
+        RestoreReport report = part;
+        report.outcome = over->outcome;
+        report.total = over->total;
+        report.limit = over->limit;
+        report.limitValue = over->limitValue;
+        report.reason = over->reason;
+        report.durationMs = m_restoreClock.elapsed();
+        m_restoreReport = report;
+        m_lastRestore = report.toJson();
+        m_restorePending = false;
+        // The interpreter was started where the state started: that is its cwd now.
+        if (!m_record.replayBaseCwd.isEmpty())
+            m_record.cwd = m_record.replayBaseCwd;
+        moveReplayBase();
+        setState(QStringLiteral("idle"));
+        answerWhenReady();
+        pump();
+        m_manager->m_residency->settle();
+        return;
+    }
     m_replay.emplace(std::move(*rows));
     continueRestore();
 }
@@ -721,6 +752,7 @@ void Context::pump()
     row.status = QStringLiteral("running");
     row.executionCount = m_record.executionCount;
     row.startedAt = execution->startedAt().toMSecsSinceEpoch();
+    row.replay = execution->isReplayable();
     m_manager->m_writer->insertExecution(row);
     m_manager->m_writer->updateContextUsage(m_record.id, m_record.executionCount, m_record.cwd,
                                             m_record.lastUsedAt);

@@ -443,6 +443,7 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
                                                 context->record().language, request.code),
                                   &Execution::dispose);
     execution->keepRecentOnly(historyArchive(), m_eventWindowBytes);
+    execution->setReplayable(request.replay);
     m_executions.insert(execution->id(), execution);
     context->enqueue(execution, request.env, request.envUnset, limits);
     if (m_completions->isHolding(execution->id()))

@@ -81,6 +81,8 @@ struct RunRequest {
     // 0 = none; on expiry the interrupt ladder runs, status "timeout". At most the workspace's
     // limits.timeout_ms: no timeout or a longer one gets that limit.
     int timeoutMs = 0;
+    // false: a restore never runs this execution again (its side effects happen once).
+    bool replay = true;
 };
 
 // Contexts: live, stateful interpreters, each in a workspace, with their own env layer, cwd and

@@ -42,6 +42,8 @@ public:
     QString code() const { return m_code; }
     int executionCount() const { return m_executionCount; }
     QDateTime startedAt() const { return m_startedAt; }
+    // Whether a restore of the context may run it again (RunRequest::replay).
+    bool isReplayable() const { return m_replayable; }
 
     // "queued", "running", then one of "ok", "error", "interrupted", "aborted", "timeout".
     QString status() const { return m_status; }
@@ -73,6 +75,7 @@ public:
 
     // Used by the engine only.
     void setExecutionCount(int count) { m_executionCount = count; }
+    void setReplayable(bool replayable) { m_replayable = replayable; }
     void markRunning();
     // Keeps about `windowBytes` of recent events in memory from now on (at least the newest
     // one), reading older ones through `archive`, which must hold every event added from here on
@@ -95,6 +98,7 @@ private:
 
     QString m_id, m_workspace, m_contextId, m_language, m_code;
     int m_executionCount = 0;
+    bool m_replayable = true;
     QDateTime m_startedAt;
     QString m_status = QStringLiteral("queued");
     bool m_finished = false;

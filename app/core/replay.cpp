@@ -4,6 +4,8 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
+#include <algorithm>
+
 namespace replhost::core {
 
 using sdk::Event;
@@ -23,7 +25,12 @@ QJsonObject RestoreReport::toJson() const
         {QStringLiteral("duration_ms"), durationMs},
         {QStringLiteral("complete"), outcome == Outcome::Complete},
     };
-    if (outcome != Outcome::Complete) {
+    if (outcome == Outcome::OverBound) {
+        fields.insert(QStringLiteral("state_lost"), true);
+        fields.insert(QStringLiteral("reason"), reason);
+        fields.insert(QStringLiteral("limit"), limit);
+        fields.insert(QStringLiteral("limit_value"), limitValue);
+    } else if (outcome != Outcome::Complete) {
         QJsonObject failed{{QStringLiteral("ename"), ename}, {QStringLiteral("evalue"), evalue}};
         if (!failedExecutionId.isEmpty()) {
             failed.insert(QStringLiteral("id"), failedExecutionId);
@@ -38,6 +45,39 @@ QJsonObject RestoreReport::toJson() const
     if (!snapshotError.isEmpty())
         fields.insert(QStringLiteral("snapshot_error"), snapshotError);
     return fields;
+}
+
+std::optional<RestoreReport> Replay::exceedsBounds(const QList<storage::ExecutionRecord> &executions,
+                                                   const WorkspaceSettings::Restore &bounds)
+{
+    RestoreReport report;
+    report.outcome = RestoreReport::Outcome::OverBound;
+    report.total = int(executions.size());
+    if (bounds.maxReplayCells > 0 && executions.size() > bounds.maxReplayCells) {
+        report.limit = QStringLiteral("restore.max_replay_cells");
+        report.limitValue = bounds.maxReplayCells;
+        report.reason = QStringLiteral("restoring this context would replay %1 executions, more "
+                                       "than the workspace's restore.max_replay_cells (%2); it "
+                                       "was started afresh")
+                                .arg(executions.size())
+                                .arg(bounds.maxReplayCells);
+        return report;
+    }
+    qint64 totalMs = 0;
+    for (const storage::ExecutionRecord &execution : executions)
+        totalMs += std::max<qint64>(0, execution.durationMs);
+    if (bounds.maxReplaySeconds > 0 && totalMs > bounds.maxReplaySeconds * 1000) {
+        report.limit = QStringLiteral("restore.max_replay_seconds");
+        report.limitValue = bounds.maxReplaySeconds;
+        report.reason = QStringLiteral("restoring this context would replay %1 executions that "
+                                       "took %2 s when they ran, more than the workspace's "
+                                       "restore.max_replay_seconds (%3 s); it was started afresh")
+                                .arg(executions.size())
+                                .arg(double(totalMs) / 1000.0, 0, 'f', 1)
+                                .arg(bounds.maxReplaySeconds);
+        return report;
+    }
+    return std::nullopt;
 }
 
 Replay::Replay(QList<storage::ExecutionRecord> executions)

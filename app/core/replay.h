@@ -2,6 +2,7 @@
 #pragma once
 
 #include "storage/records.h"
+#include "workspacesettings.h"
 
 #include <replhost/sdk/event.h>
 #include <replhost/sdk/session.h>
@@ -25,13 +26,17 @@ namespace replhost::core {
 //   "failed_execution": {"id", "execution_count", "ename", "evalue"}
 // ("interpreter_lost": true when replaying it ended the interpreter); when a snapshot existed
 // but could not be used and the history was replayed instead, "snapshot_error" says why.
+// A history beyond the
+// workspace's restore bounds is not replayed at all: the context starts afresh and the event says
+//   "state_lost": true, "reason": "...", "limit": "restore.max_replay_cells", "limit_value": 1000
 // The context's JSON carries the same object as "restored" (ContextInfo::lastRestore).
 struct RestoreReport {
     enum class Outcome {
         Complete,        // every execution was replayed
         Failed,          // one ended with an error; the replay stopped there
         InterpreterLost, // replaying one ended the interpreter
-        HistoryUnreadable
+        HistoryUnreadable,
+        OverBound        // too much to replay: nothing was, the state starts afresh
     };
 
     Outcome outcome = Outcome::Complete;
@@ -48,6 +53,11 @@ struct RestoreReport {
     int snapshotExecutionCount = 0;
     QStringList lost;       // what the restored state does not have (background jobs, ...)
     QString snapshotError;  // a snapshot there was could not be used: why
+    // OverBound: the bound ("restore.max_replay_cells" or "restore.max_replay_seconds"), its
+    // value, and a sentence for people.
+    QString limit;
+    qint64 limitValue = 0;
+    QString reason;
 
     QJsonObject toJson() const;
     sdk::Event toEvent(const QString &executionId) const;
@@ -63,6 +73,13 @@ struct RestoreReport {
 class Replay {
 public:
     explicit Replay(QList<storage::ExecutionRecord> executions);
+
+    // Whether replaying `executions` stays within `bounds` (their number, and the sum of their
+    // recorded durations: what they cost when they ran is what they are expected to cost again).
+    // If not, the report of a restore that replays nothing, naming the bound it is past.
+    static std::optional<RestoreReport> exceedsBounds(
+            const QList<storage::ExecutionRecord> &executions,
+            const WorkspaceSettings::Restore &bounds);
 
     // The request replaying the next execution, or nullopt when the replay is over.
     std::optional<sdk::ExecuteRequest> next();

@@ -14,13 +14,16 @@ namespace replhost::core {
 namespace {
 
 using Limits = WorkspaceSettings::Limits;
+using Restore = WorkspaceSettings::Restore;
 
-// One integer limit: its JSON name, where it lives, and the values it takes besides 0 (no
-// limit). The bounds keep values meaningful: a timer takes an int, JSON numbers are exact up to
-// 2^53, and a worker cannot start with a few bytes of memory.
-struct LimitField {
+// One integer setting of a group ("limits", "restore"): its JSON name, where it
+// lives, and the values it takes besides 0 (no limit). The bounds keep values meaningful: a
+// timer takes an int, JSON numbers are exact up to 2^53, and a worker cannot start with a few
+// bytes of memory.
+template <typename Group>
+struct IntField {
     const char *name;
-    std::variant<int Limits::*, qint64 Limits::*> member;
+    std::variant<int Group::*, qint64 Group::*> member;
     qint64 min;
     qint64 max;
 };
@@ -28,7 +31,7 @@ struct LimitField {
 constexpr qint64 kMiB = 1024 * 1024;
 constexpr qint64 kMaxBytes = qint64(1) << 50;
 
-const LimitField kLimitFields[] = {
+const IntField<Limits> kLimitFields[] = {
     {"max_contexts", &Limits::maxContexts, 1, 100000},
     {"timeout_ms", &Limits::timeoutMs, 1, INT_MAX},
     {"output_bytes", &Limits::outputBytes, 1, kMaxBytes},
@@ -38,7 +41,13 @@ const LimitField kLimitFields[] = {
     {"file_size_bytes", &Limits::fileSizeBytes, 1, kMaxBytes},
 };
 
+const IntField<Restore> kRestoreFields[] = {
+    {"max_replay_cells", &Restore::maxReplayCells, 1, INT_MAX},
+    {"max_replay_seconds", &Restore::maxReplaySeconds, 1, INT_MAX},
+};
+
 const QString kLimits = QStringLiteral("limits");
+const QString kRestore = QStringLiteral("restore");
 const QString kIsolation = QStringLiteral("isolation");
 const QString kNetwork = QStringLiteral("network");
 
@@ -47,62 +56,73 @@ Error badSetting(const QString &message)
     return makeError(QStringLiteral("bad_request"), message);
 }
 
-qint64 limitValue(const Limits &limits, const LimitField &field)
+template <typename Group>
+qint64 fieldValue(const Group &group, const IntField<Group> &field)
 {
-    return std::visit([&limits](auto member) { return qint64(limits.*member); }, field.member);
+    return std::visit([&group](auto member) { return qint64(group.*member); }, field.member);
 }
 
-void setLimitValue(Limits &limits, const LimitField &field, qint64 value)
+template <typename Group>
+void setFieldValue(Group &group, const IntField<Group> &field, qint64 value)
 {
-    std::visit([&limits, value](auto member) {
-        using Value = std::remove_reference_t<decltype(limits.*member)>;
-        limits.*member = Value(value);
+    std::visit([&group, value](auto member) {
+        using Value = std::remove_reference_t<decltype(group.*member)>;
+        group.*member = Value(value);
     }, field.member);
 }
 
-Result<qint64> parseLimit(const LimitField &field, const QJsonValue &value)
+template <typename Group>
+Result<qint64> parseField(const QString &groupName, const IntField<Group> &field,
+                          const QJsonValue &value)
 {
     const double number = value.toDouble(-1);
     const bool integral = value.isDouble() && std::floor(number) == number;
     if (integral && (number == 0 || (number >= double(field.min) && number <= double(field.max))))
         return qint64(number);
-    return badSetting(QStringLiteral("settings field limits.%1 must be 0 (no limit) or an integer "
-                                     "from %2 to %3")
-                          .arg(QLatin1String(field.name))
+    return badSetting(QStringLiteral("settings field %1.%2 must be 0 (no limit) or an integer "
+                                     "from %3 to %4")
+                          .arg(groupName, QLatin1String(field.name))
                           .arg(field.min)
                           .arg(field.max));
 }
 
-QString knownLimitNames()
-{
-    QStringList names;
-    for (const LimitField &field : kLimitFields)
-        names.append(QLatin1String(field.name));
-    return names.join(QLatin1String(", "));
-}
-
-Result<void> applyLimits(const QJsonValue &json, Limits &limits)
+template <typename Group, std::size_t N>
+Result<void> applyGroup(const QString &groupName, const IntField<Group> (&fields)[N],
+                        const QJsonValue &json, Group &group)
 {
     if (!json.isObject())
-        return badSetting(QStringLiteral("settings field limits must be an object"));
+        return badSetting(QStringLiteral("settings field %1 must be an object").arg(groupName));
     const QJsonObject object = json.toObject();
     for (auto it = object.begin(); it != object.end(); ++it) {
-        const LimitField *field = nullptr;
-        for (const LimitField &candidate : kLimitFields) {
+        const IntField<Group> *field = nullptr;
+        for (const IntField<Group> &candidate : fields) {
             if (it.key() == QLatin1String(candidate.name))
                 field = &candidate;
         }
-        if (!field)
-            return badSetting(QStringLiteral("unknown settings field limits.%1; the limits are %2")
-                                  .arg(it.key(), knownLimitNames()));
+        if (!field) {
+            QStringList names;
+            for (const IntField<Group> &known : fields)
+                names.append(QLatin1String(known.name));
+            return badSetting(QStringLiteral("unknown settings field %1.%2; the fields of %1 are %3")
+                                  .arg(groupName, it.key(), names.join(QLatin1String(", "))));
+        }
         if (it.value().isNull())
             continue;  // the default stays
-        Result<qint64> value = parseLimit(*field, it.value());
+        Result<qint64> value = parseField(groupName, *field, it.value());
         if (!value)
             return value.error();
-        setLimitValue(limits, *field, *value);
+        setFieldValue(group, *field, *value);
     }
     return {};
+}
+
+template <typename Group, std::size_t N>
+QJsonObject groupJson(const IntField<Group> (&fields)[N], const Group &group)
+{
+    QJsonObject json;
+    for (const IntField<Group> &field : fields)
+        json.insert(QLatin1String(field.name), fieldValue(group, field));
+    return json;
 }
 
 } // namespace
@@ -116,7 +136,10 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
         if (value.isNull())
             continue;
         if (it.key() == kLimits) {
-            if (auto r = applyLimits(value, settings.limits); !r)
+            if (auto r = applyGroup(kLimits, kLimitFields, value, settings.limits); !r)
+                return r.error();
+        } else if (it.key() == kRestore) {
+            if (auto r = applyGroup(kRestore, kRestoreFields, value, settings.restore); !r)
                 return r.error();
         } else if (it.key() == kIsolation) {
             if (value == QLatin1String("none"))
@@ -133,7 +156,7 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             settings.networkChosen = true;
         } else {
             return badSetting(QStringLiteral("unknown settings field %1; the settings are limits, "
-                                             "isolation and network")
+                                             "restore, isolation and network")
                                   .arg(it.key()));
         }
     }
@@ -144,10 +167,8 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
 
 QJsonObject WorkspaceSettings::toJson() const
 {
-    QJsonObject limitsJson;
-    for (const LimitField &field : kLimitFields)
-        limitsJson.insert(QLatin1String(field.name), limitValue(limits, field));
-    return {{kLimits, limitsJson},
+    return {{kLimits, groupJson(kLimitFields, limits)},
+            {kRestore, groupJson(kRestoreFields, restore)},
             {kIsolation, isolationName(isolation)},
             {kNetwork, network}};
 }

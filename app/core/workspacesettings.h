@@ -13,6 +13,7 @@ namespace replhost::core {
 //
 //   {"limits": {"max_contexts": 64, "timeout_ms": 0, "output_bytes": 16777216,
 //               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0},
+//    "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
 //    "isolation": "none" | "sandbox", "network": true | false}   (network: false for a sandbox
 //                                                                  unless set)
 //
@@ -41,7 +42,17 @@ struct WorkspaceSettings {
         bool operator==(const Limits &) const = default;
     };
 
+    // How far a restore may replay a dormant context's history (Context::beginRestore). Past
+    // either bound the context starts afresh and its next run says why (state_lost).
+    struct Restore {
+        int maxReplayCells = 1000;       // executions replayed
+        qint64 maxReplaySeconds = 300;   // their recorded run time, summed
+
+        bool operator==(const Restore &) const = default;
+    };
+
     Limits limits;
+    Restore restore;
     Isolation isolation = Isolation::None;
     // Whether workers share the host's network. Unless chosen (here or in the server's
     // defaults), fromJson() makes it follow the isolation: off for "sandbox" (a network
@@ -72,8 +83,8 @@ struct WorkspaceSettings {
     // The effective values: how network came to be what it is does not make two differ.
     bool operator==(const WorkspaceSettings &other) const
     {
-        return limits == other.limits && isolation == other.isolation
-               && network == other.network;
+        return limits == other.limits && restore == other.restore
+               && isolation == other.isolation && network == other.network;
     }
 };
 

@@ -47,7 +47,8 @@ QJsonObject historyJson(const storage::ExecutionRecord &record)
             {QStringLiteral("started_at"), isoTime(record.startedAt)},
             {QStringLiteral("duration_ms"), record.durationMs},
             {QStringLiteral("output_bytes"), record.outputBytes},
-            {QStringLiteral("truncated"), record.truncated}};
+            {QStringLiteral("truncated"), record.truncated},
+            {QStringLiteral("replay"), record.replay}};
 }
 
 // An env layer in the shape PATCH accepts: {"set": {KEY: value}, "unset": [KEY]}.
@@ -112,7 +113,7 @@ Result<EnvPatch> parseEnvPatch(const QByteArray &body)
     return patch;
 }
 
-// Fills the fields every run body shares: code, env, env_unset, timeout_ms.
+// Fills the fields every run body shares: code, env, env_unset, timeout_ms, replay.
 Result<core::RunRequest> parseRunBody(const JsonBody &json)
 {
     core::RunRequest run;
@@ -128,6 +129,10 @@ Result<core::RunRequest> parseRunBody(const JsonBody &json)
     Result<int> timeout = json.optionalInt(QStringLiteral("timeout_ms"), 0, 0, INT_MAX);
     if (!timeout)
         return timeout.error();
+    Result<bool> replay = json.optionalBool(QStringLiteral("replay"), true);
+    if (!replay)
+        return replay.error();
+    run.replay = *replay;
     run.code = *code;
     run.env = *env;
     run.envUnset = *unset;

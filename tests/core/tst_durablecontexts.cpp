@@ -285,6 +285,138 @@ private slots:
         QCOMPARE(after->executionCount(), 3);
     }
 
+    // A cell whose side effect must happen once (here: appending to a file) is run with
+    // replay = false; a restore runs everything else and skips it, and says how many it ran.
+    void runMarkedNeverToReplayIsSkippedByARestore_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("define");  // x = 1
+        QTest::addColumn<QString>("effect");  // appends "sent" to effects.txt, x = 100
+        QTest::addColumn<QString>("bump");    // x += 1
+        QTest::addColumn<QString>("show");    // prints x
+        QTest::newRow("python") << "python" << "x = 1"
+                                << "open('effects.txt', 'a').write('sent\\n')\nx = 100"
+                                << "x += 1" << "print(x)";
+        QTest::newRow("perl") << "perl" << "our $x = 1;"
+                              << "open(my $f, '>>', 'effects.txt') or die; print $f \"sent\\n\"; "
+                                 "close $f; $x = 100;"
+                              << "$x += 1;" << "print \"$x\\n\";";
+        QTest::newRow("javascript") << "javascript" << "let x = 1"
+                                    << "require('fs').appendFileSync('effects.txt', 'sent\\n')\n"
+                                       "x = 100"
+                                    << "x += 1" << "console.log(x)";
+        QTest::newRow("java") << "java" << "int x = 1;"
+                              << "java.nio.file.Files.writeString(java.nio.file.Path.of(\"effects.txt\"), "
+                                 "\"sent\\n\", java.nio.file.StandardOpenOption.CREATE, "
+                                 "java.nio.file.StandardOpenOption.APPEND);\nx = 100;"
+                              << "x += 1;" << "System.out.println(x);";
+    }
+
+    void runMarkedNeverToReplayIsSkippedByARestore()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, define);
+        QFETCH(QString, effect);
+        QFETCH(QString, bump);
+        QFETCH(QString, show);
+        const QString id = createContext(language);
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, define));
+        RunRequest once;
+        once.contextId = id;
+        once.code = effect;
+        once.replay = false;
+        const ExecutionPtr sent = waitForEnd(startRun(contexts(), once), kRunTimeout);
+        QVERIFY(sent);
+        VERIFY_EXEC(sent->status() == "ok", sent);
+        QVERIFY(runOk(id, bump));
+        auto rows = contexts().history({}, id, 0, 10);
+        QVERIFY(rows.ok());
+        QCOMPARE(rows->size(), 3);
+        QCOMPARE(rows->at(1).replay, false);
+        QCOMPARE(rows->at(0).replay, true);
+
+        QVERIFY(evict(id));
+        // x = 1, then x += 1: the skipped cell's x = 100 is not there, and it wrote once.
+        verifyRestored(run(id, show), QStringLiteral("2\n"), 2);
+        QFile effects(QDir(info(id).cwd).filePath(QStringLiteral("effects.txt")));
+        QVERIFY(effects.open(QIODevice::ReadOnly));
+        QCOMPARE(effects.readAll(), QByteArray("sent\n"));
+    }
+
+    // Past the workspace's restore bounds nothing is replayed: the context starts afresh, its
+    // next run says state_lost with the bound and why, and later restores start from there.
+    void replayPastTheWorkspaceBoundStartsAfresh_data()
+    {
+        QTest::addColumn<QString>("bound");
+        QTest::addColumn<QString>("slowCell");  // what the third cell does besides x += 1
+        QTest::newRow("cells") << "max_replay_cells" << "";
+        QTest::newRow("seconds") << "max_replay_seconds" << "import time; time.sleep(1.2)";
+    }
+
+    void replayPastTheWorkspaceBoundStartsAfresh()
+    {
+        QFETCH(QString, bound);
+        QFETCH(QString, slowCell);
+        QVERIFY(m_engine->workspaces()
+                        .changeSettings({}, QJsonObject{{QStringLiteral("restore"),
+                                                         QJsonObject{{bound, bound == QLatin1String("max_replay_cells") ? 2 : 1}}}})
+                        .ok());
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        QVERIFY(runOk(id, QStringLiteral("x += 1")));
+        QVERIFY(runOk(id, slowCell.isEmpty() ? QStringLiteral("x += 1")
+                                             : slowCell + QStringLiteral("\nx += 1")));
+
+        QVERIFY(evict(id));
+        const ExecutionPtr after = run(id, QStringLiteral("print('x' in globals())"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), QStringLiteral("False\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        VERIFY_EXEC(!restored.isEmpty(), after);
+        QCOMPARE(restored.value(QLatin1String("state_lost")).toBool(), true);
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 0);
+        QCOMPARE(restored.value(QLatin1String("total")).toInt(), 3);
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), false);
+        QCOMPARE(restored.value(QLatin1String("limit")).toString(), QStringLiteral("restore.") + bound);
+        VERIFY_EXEC(restored.value(QLatin1String("reason")).toString().contains(bound), after);
+
+        // The base moved: the next restore replays only what ran after the fresh start.
+        QVERIFY(runOk(id, QStringLiteral("y = 5")));
+        QVERIFY(evict(id));
+        verifyRestored(run(id, QStringLiteral("print(y)")), QStringLiteral("5\n"), 2);
+    }
+
+    // A snapshot holds the state whatever the length of the history behind it: the bounds are
+    // for replays, and a restore from a snapshot never starts afresh for them.
+    void snapshotRestoreIsNotBoundedByTheReplayBounds_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("bump");
+        QTest::addColumn<QString>("show");
+        QTest::newRow("bash") << "bash" << "x=$(( ${x:-0} + 1 ))" << "echo $x";
+        QTest::newRow("python") << "python" << "x = globals().get('x', 0) + 1" << "print(x)";
+    }
+    void snapshotRestoreIsNotBoundedByTheReplayBounds()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, bump);
+        QFETCH(QString, show);
+        QVERIFY(openEngine(snapshotConfig()));
+        QVERIFY(m_engine->workspaces()
+                        .changeSettings({}, QJsonObject{{QStringLiteral("restore"),
+                                                         QJsonObject{{QStringLiteral("max_replay_cells"), 1}}}})
+                        .ok());
+        const QString id = createContext(language);
+        QVERIFY(!id.isEmpty());
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(runOk(id, bump));
+        QVERIFY(evict(id));
+        verifyRestored(run(id, show), QStringLiteral("3\n"), 0, QStringLiteral("snapshot"));
+    }
+
     void failedAndInterruptedRunsAreNotReplayed()
     {
         const QString id = createContext(QStringLiteral("python"));

@@ -45,6 +45,7 @@ private slots:
                                             "output_bytes": 16777216, "memory_bytes": 0,
                                             "cpu_seconds": 0, "processes": 0,
                                             "file_size_bytes": 0},
+                                 "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
                                  "isolation": "none", "network": true})"));
     }
 

@@ -235,6 +235,7 @@ void tst_ApiServer::wrongFieldTypeIs400NamingTheField_data()
     QTest::newRow("code missing") << "/v1/executions" << QByteArray(R"({"language":"python"})") << "code";
     QTest::newRow("timeout negative") << "/v1/executions" << QByteArray(R"({"language":"python","code":"1","timeout_ms":-1})") << "timeout_ms";
     QTest::newRow("timeout fraction") << "/v1/executions" << QByteArray(R"({"language":"python","code":"1","timeout_ms":1.5})") << "timeout_ms";
+    QTest::newRow("replay not boolean") << "/v1/executions" << QByteArray(R"({"language":"python","code":"1","replay":"no"})") << "replay";
     QTest::newRow("env_unset not list") << "/v1/executions" << QByteArray(R"({"language":"python","code":"1","env_unset":"A"})") << "env_unset";
     QTest::newRow("neither language nor context") << "/v1/executions" << QByteArray(R"({"code":"1"})") << "language";
     QTest::newRow("env patch set") << "/v1/env" << QByteArray(R"({"set":["A"]})") << "set";

@@ -30,6 +30,7 @@ private slots:
     void historyRejectsBadPaging_data();
     void historyRejectsBadPaging();
     void historyOfAnUnknownContextIs404();
+    void runMarkedNeverToReplayIsSoInTheHistory();
     void executionsAreReadBackFromStorageAfterARestart();
     void backgroundOutputIsServedAfterASeq();
     void backgroundOutputRejectsBadPaging_data();
@@ -105,6 +106,23 @@ void tst_ExecutionsApi::historyIsNewestFirstWithACursor()
     QCOMPARE(client().get(QStringLiteral("/v1/contexts/%1/executions").arg(id))
                      .object().value(QStringLiteral("executions")).toArray().size(),
              5);
+}
+
+void tst_ExecutionsApi::runMarkedNeverToReplayIsSoInTheHistory()
+{
+    REQUIRE_LANGUAGE("python");
+    const QString id = client().createContext(QStringLiteral("python"));
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(client().runAndWait(id, QStringLiteral("x = 1")).value(QStringLiteral("status")),
+             QStringLiteral("ok"));
+    QCOMPARE(client().runAndWait(id, QStringLiteral("x = 2"), {{QStringLiteral("replay"), false}})
+                     .value(QStringLiteral("status")),
+             QStringLiteral("ok"));
+    const QJsonArray history = client().get(QStringLiteral("/v1/contexts/%1/executions").arg(id))
+                                       .object().value(QStringLiteral("executions")).toArray();
+    QCOMPARE(history.size(), 2);
+    QCOMPARE(history.at(0).toObject().value(QStringLiteral("replay")), QJsonValue(false));
+    QCOMPARE(history.at(1).toObject().value(QStringLiteral("replay")), QJsonValue(true));
 }
 
 void tst_ExecutionsApi::historyRejectsBadPaging_data()

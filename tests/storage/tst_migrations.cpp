@@ -60,6 +60,14 @@ INSERT INTO context_snapshots (context_id, execution_count, format, data, error,
 )sql");
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
+    if (version >= 5) {
+        const QString error = raw.exec(R"sql(
+INSERT INTO executions (id, context_id, seq, code, status, execution_count, started_at,
+                        duration_ms, output_bytes, truncated, replay)
+    VALUES ('e2', 'c1', 2, 'deploy()', 'ok', 2, 7, 8, 0, 0, 0);
+)sql");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
 }
 
 // What seedAtVersion(version) wrote, read back through the current API.
@@ -93,6 +101,8 @@ void verifySeed(Store &store, int version)
     QVERIFY_OK(events);
     QCOMPARE(events->size(), 1);
     QCOMPARE(events->at(0).json, QByteArray("{}"));
+    // Runs from before schema 5 were all replayable, and stay so.
+    QCOMPARE((*exec)->replay, true);
     if (version < 2)
         return;
     auto durable = store.context(QStringLiteral("c2"));
@@ -121,6 +131,17 @@ void verifySeed(Store &store, int version)
     QCOMPARE((*snapshot)->data, QByteArray("x=1"));
     QCOMPARE((*snapshot)->lost, QStringLiteral(R"(["background jobs"])"));
     QVERIFY((*snapshot)->isUsable());
+    if (version < 5)
+        return;
+    auto never = store.execution(QStringLiteral("e2"));
+    QVERIFY_OK(never);
+    QVERIFY(never->has_value());
+    QCOMPARE((*never)->replay, false);
+    // A restore of c1 replays e1, never e2.
+    auto replayable = store.replayableExecutions(QStringLiteral("c1"), 0);
+    QVERIFY_OK(replayable);
+    QCOMPARE(replayable->size(), 1);
+    QCOMPARE(replayable->at(0).id, QStringLiteral("e1"));
 }
 
 // The schema as SQLite records it, to compare an upgraded file with a fresh one.
