@@ -63,16 +63,26 @@ Result<std::unique_ptr<Database>> Database::open(const QString &path)
     sqlite3_busy_timeout(handle, kBusyTimeoutMs);
     std::unique_ptr<Database> db(new Database(handle, path));
 
-    // The first statement touches the file, so this is also where an unreadable or non-database
-    // file is reported.
+    const auto notADatabase = [&path] {
+        return makeError(QStringLiteral("storage"),
+                         QStringLiteral("%1 is not a replhost database (not an SQLite file); "
+                                        "move it away or use another data directory")
+                             .arg(path));
+    };
+    // Retention frees pages, which incremental_vacuum gives back to the file system a few at a
+    // time. The mode takes effect only on a file without tables, and only before the journal
+    // mode is set (setting WAL writes the header of a new file); an older file keeps its mode
+    // until Store::open converts it. The first statement touches the file, so this is also where
+    // an unreadable or non-database file is reported.
+    if (auto r = db->execute("PRAGMA auto_vacuum = INCREMENTAL"); !r) {
+        if (sqlite3_errcode(handle) == SQLITE_NOTADB)
+            return notADatabase();
+        return configureError(QStringLiteral("set auto_vacuum"), r.error());
+    }
     auto mode = pragmaValue(*db, "PRAGMA journal_mode = WAL");
     if (!mode) {
-        if (sqlite3_errcode(handle) == SQLITE_NOTADB) {
-            return makeError(QStringLiteral("storage"),
-                             QStringLiteral("%1 is not a replhost database (not an SQLite file); "
-                                            "move it away or use another data directory")
-                                 .arg(path));
-        }
+        if (sqlite3_errcode(handle) == SQLITE_NOTADB)
+            return notADatabase();
         return configureError(QStringLiteral("enable WAL mode"), mode.error());
     }
     // WAL is what lets the history writer commit while other connections read; without it the

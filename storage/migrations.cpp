@@ -129,6 +129,21 @@ CREATE TABLE context_snapshots (
     {5, 5, R"sql(
 ALTER TABLE executions ADD COLUMN replay INTEGER NOT NULL DEFAULT 1 CHECK (replay IN (0, 1));
 )sql"},
+    // Retention (storage::HistoryPruner): an execution beyond its workspace's history limits
+    // loses its events (output_pruned) and, unless a restore needs its code, its row.
+    // stored_bytes is what its code and events take, measured once it has finished (NULL until
+    // then); contexts.pruned_count is the highest execution count that a replay from the base
+    // would have run and that is gone because a snapshot covered it. Compatible only with 6: a
+    // schema 5 replhost would replay such a context from its base without the executions that
+    // are gone, and call the result complete. The file's auto_vacuum mode is changed by
+    // Store::open, outside this transaction (it needs a VACUUM).
+    {6, 6, R"sql(
+ALTER TABLE executions ADD COLUMN output_pruned INTEGER NOT NULL DEFAULT 0
+    CHECK (output_pruned IN (0, 1));
+ALTER TABLE executions ADD COLUMN stored_bytes INTEGER;
+CREATE INDEX executions_unmeasured ON executions (started_at) WHERE stored_bytes IS NULL;
+ALTER TABLE contexts ADD COLUMN pruned_count INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 constexpr bool numberedFromOneWithoutGaps()

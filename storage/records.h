@@ -77,6 +77,17 @@ struct ExecutionRecord {
     qint64 outputBytes = 0;
     bool truncated = false;   // events beyond the stored cap were dropped
     bool replay = true;       // false: a restore never runs it again
+    bool outputPruned = false;  // its events were removed by retention (HistoryPruner)
+};
+
+// How much history a workspace keeps (HistoryPruner). 0 means no limit. An execution beyond any
+// of them (older than the newest maxExecutions of the workspace, than the newest maxBytes of
+// code and output, or than maxAgeMs) loses its output, and its row unless a restore needs it.
+struct RetentionLimits {
+    QString workspaceId;
+    int maxExecutions = 0;
+    qint64 maxBytes = 0;
+    qint64 maxAgeMs = 0;
 };
 
 struct ExecutionEventRecord {

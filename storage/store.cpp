@@ -104,13 +104,13 @@ ContextRecord readContext(const Statement &s)
 // The columns readExecution() expects, in its order.
 #define EXECUTION_COLUMNS                                                             \
     "id, context_id, seq, code, status, execution_count, started_at, duration_ms, "            \
-    "output_bytes, truncated, replay"
+    "output_bytes, truncated, replay, output_pruned"
 ExecutionRecord readExecution(const Statement &s)
 {
     return ExecutionRecord{s.columnString(0), s.columnString(1), s.columnInt64(2),
                            s.columnString(3), s.columnString(4), s.columnInt(5),
                            s.columnInt64(6),  s.columnInt64(7),  s.columnInt64(8),
-                           s.columnBool(9),   s.columnBool(10)};
+                           s.columnBool(9),   s.columnBool(10), s.columnBool(11)};
 }
 
 // An env layer belongs to a workspace or a context. scope_id cannot carry a foreign key, so
@@ -184,7 +184,26 @@ Result<std::unique_ptr<Store>> Store::open(const QString &path)
         return db.error();
     if (auto v = migrations::migrate(**db); !v)
         return v.error();
-    return std::unique_ptr<Store>(new Store(std::move(*db)));
+    std::unique_ptr<Store> store(new Store(std::move(*db)));
+    store->convertToIncrementalVacuum();
+    return store;
+}
+
+void Store::convertToIncrementalVacuum()
+{
+    // A file made before schema 6 has auto_vacuum=NONE (Database::open asked for INCREMENTAL,
+    // which a file with tables takes only through a VACUUM). The VACUUM rewrites the whole file
+    // once, here, before the engine serves anything, so it delays the start of that one upgrade
+    // by about the time it takes to copy the file, and never an answer. It needs free disk for
+    // a copy of the file and no other connection in a transaction; if it fails, the file keeps
+    // its mode (freed pages are reused for new history, but the file does not shrink,
+    // databaseSize().incrementalVacuum says so) and the next open tries again.
+    Statement mode(*m_db, "PRAGMA auto_vacuum");
+    auto row = mode.step();
+    if (!row || !*row || mode.columnInt(0) != 0)
+        return;
+    mode.reset();
+    (void)m_db->execute("VACUUM");
 }
 
 int Store::currentSchemaVersion()
@@ -532,7 +551,7 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
             return fail(seq.error());
         Statement insert(*m_db,
                          "INSERT INTO executions (" EXECUTION_COLUMNS ") "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
         insert.bind(1, e.id);
         insert.bind(2, e.contextId);
         insert.bind(3, *seq);
@@ -544,6 +563,7 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
         insert.bind(9, e.outputBytes);
         insert.bind(10, e.truncated ? 1 : 0);
         insert.bind(11, e.replay ? 1 : 0);
+        insert.bind(12, e.outputPruned ? 1 : 0);
         if (auto r = insert.run(); !r) {
             // UNIQUE is (context_id, seq); a duplicate id is a PRIMARYKEY violation. A taken seq
             // means what this connection remembered was wrong after all: ask the table, once.
@@ -658,6 +678,38 @@ Result<QList<ExecutionRecord>> Store::replayableExecutions(const QString &contex
     s.bind(1, contextId);
     s.bind(2, afterExecutionCount);
     return collect<ExecutionRecord>(s, readExecution);
+}
+
+Result<int> Store::prunedExecutionCount(const QString &contextId)
+{
+    Statement s(*m_db, "SELECT pruned_count FROM contexts WHERE id = ?1");
+    s.bind(1, contextId);
+    auto count = first<int>(s, [](const Statement &row) { return row.columnInt(0); });
+    if (!count)
+        return count.error();
+    if (!count->has_value())
+        return notFound(QStringLiteral("context"), contextId);
+    return **count;
+}
+
+Result<Store::DatabaseSize> Store::databaseSize()
+{
+    // page_count and freelist_count read the header of the main file (and the WAL's newer copy
+    // of it): no table is scanned.
+    Statement s(*m_db, "SELECT page_count * page_size, freelist_count * page_size, auto_vacuum "
+                       "FROM pragma_page_count(), pragma_page_size(), pragma_freelist_count(), "
+                       "pragma_auto_vacuum()");
+    auto row = s.step();
+    if (!row)
+        return row.error();
+    DatabaseSize size;
+    if (*row) {
+        size.bytes = s.columnInt64(0);
+        size.freeBytes = s.columnInt64(1);
+        size.incrementalVacuum = s.columnInt(2) == 2;
+    }
+    size.walBytes = QFileInfo(m_db->path() + QStringLiteral("-wal")).size();
+    return size;
 }
 
 Result<QList<ExecutionEventRecord>> Store::events(const QString &executionId)

@@ -33,6 +33,8 @@ public:
 
     // Opens (creating if needed) the database file and migrates it to the current schema, step
     // by step inside one transaction per step. Refuses a database written by a newer replhost.
+    // A file from before schema 6 is then rewritten once (VACUUM) to auto_vacuum=INCREMENTAL,
+    // so that space retention frees can be given back (see convertToIncrementalVacuum).
     static Result<std::unique_ptr<Store>> open(const QString &path);
 
     static int currentSchemaVersion();
@@ -99,17 +101,32 @@ public:
     // replayed, and an execution count above `afterExecutionCount`, oldest first.
     Result<QList<ExecutionRecord>> replayableExecutions(const QString &contextId,
                                                         int afterExecutionCount);
+    // The highest execution count that a replay of the context from its base would run and
+    // that retention removed from the history because a snapshot covered it (0: none). A
+    // replay from below it cannot rebuild the state. Error "not_found".
+    Result<int> prunedExecutionCount(const QString &contextId);
     Result<QList<ExecutionEventRecord>> events(const QString &executionId);  // in order
     // Those with fromSeq <= seq < toSeq, in order.
     Result<QList<ExecutionEventRecord>> events(const QString &executionId, int fromSeq, int toSeq);
     // Marks executions left "running" by a process that ended without finishing them.
     Result<int> abandonRunningExecutions(const QString &status);
 
+    // The size of the database: its pages (`bytes`, the main file once the WAL is
+    // checkpointed), those of them free for reuse, and the WAL file beside it.
+    struct DatabaseSize {
+        qint64 bytes = 0;
+        qint64 freeBytes = 0;
+        qint64 walBytes = 0;
+        bool incrementalVacuum = false;  // free pages can be given back (auto_vacuum=INCREMENTAL)
+    };
+    Result<DatabaseSize> databaseSize();
+
     // Runs `work` inside one transaction; rolls back if it returns an error.
     Result<void> transaction(const std::function<Result<void>()> &work);
 
 private:
     explicit Store(std::unique_ptr<Database> db);
+    void convertToIncrementalVacuum();
     Result<qint64> nextExecutionSeq(const QString &contextId);
     void forgetExecutionSeqs();
 

@@ -452,38 +452,62 @@ void Context::beginReplay(int afterCount, const RestoreReport &part)
         pump();
         return;
     }
-    // Past the workspace's bounds a restore would take too long to be worth it, or longer than
-    // a client waits: nothing is replayed and the state starts afresh from here, which the
-    // restored event says (state_lost, with the bound and the reason).
-    // On top of a snapshot the interpreter already holds the state: it is never thrown away.
-    const auto settings = m_manager->m_workspaces->settings(m_workspaceName);
-    const std::optional<RestoreReport> over = part.fromSnapshot
-            ? std::nullopt
-            : Replay::exceedsBounds(*rows, settings ? settings->restore
-                                                    : WorkspaceSettings::Restore{});
-    if (over) {
-        RestoreReport report = part;
-        report.outcome = over->outcome;
-        report.total = over->total;
-        report.limit = over->limit;
-        report.limitValue = over->limitValue;
-        report.reason = over->reason;
-        report.durationMs = m_restoreClock.elapsed();
-        m_restoreReport = report;
-        m_lastRestore = report.toJson();
-        m_restorePending = false;
-        // The interpreter was started where the state started: that is its cwd now.
-        if (!m_record.replayBaseCwd.isEmpty())
-            m_record.cwd = m_record.replayBaseCwd;
-        moveReplayBase();
-        setState(QStringLiteral("idle"));
-        answerWhenReady();
-        pump();
-        m_manager->m_residency->settle();
-        return;
+    // On top of a snapshot the interpreter already holds the state: it is never thrown away,
+    // and retention keeps every execution after the snapshot.
+    if (!part.fromSnapshot) {
+        // Retention removed executions this replay would run, because a snapshot stood for them
+        // (storage::HistoryPruner): replaying what is left would build a state that never was.
+        auto pruned = m_manager->m_store->prunedExecutionCount(m_record.id);
+        if (pruned && *pruned > afterCount) {
+            RestoreReport report = part;
+            report.outcome = RestoreReport::Outcome::HistoryPruned;
+            report.total = int(rows->size());
+            report.reason =
+                QStringLiteral("the history this context would replay is gone up to execution "
+                               "%1 (the workspace's history limits removed it, as a snapshot "
+                               "stood for it)%2; it was started afresh")
+                    .arg(*pruned)
+                    .arg(part.snapshotError.isEmpty()
+                             ? QString()
+                             : QStringLiteral(", and the snapshot could not be used: ")
+                                   + part.snapshotError);
+            restoreAfresh(report);
+            return;
+        }
+        // Past the workspace's bounds a restore would take too long to be worth it, or longer
+        // than a client waits: nothing is replayed and the state starts afresh from here, which
+        // the restored event says (state_lost, with the bound and the reason).
+        const auto settings = m_manager->m_workspaces->settings(m_workspaceName);
+        if (const std::optional<RestoreReport> over = Replay::exceedsBounds(
+                    *rows, settings ? settings->restore : WorkspaceSettings::Restore{})) {
+            RestoreReport report = part;
+            report.outcome = over->outcome;
+            report.total = over->total;
+            report.limit = over->limit;
+            report.limitValue = over->limitValue;
+            report.reason = over->reason;
+            restoreAfresh(report);
+            return;
+        }
     }
     m_replay.emplace(std::move(*rows));
     continueRestore();
+}
+
+void Context::restoreAfresh(RestoreReport report)
+{
+    report.durationMs = m_restoreClock.elapsed();
+    m_restoreReport = report;
+    m_lastRestore = report.toJson();
+    m_restorePending = false;
+    // The interpreter was started where the state started: that is its cwd now.
+    if (!m_record.replayBaseCwd.isEmpty())
+        m_record.cwd = m_record.replayBaseCwd;
+    moveReplayBase();
+    setState(QStringLiteral("idle"));
+    answerWhenReady();
+    pump();
+    m_manager->m_residency->settle();
 }
 
 void Context::continueRestore()

@@ -147,6 +147,9 @@ private:
     void finishRestore();
     // The end of every restore, from a snapshot or a replay.
     void endRestore(RestoreReport report, const QString &cwd, bool lostInterpreter);
+    // The end of a restore that replays nothing (`report` says why): the fresh interpreter is
+    // the state from now on, and the base moves to here.
+    void restoreAfresh(RestoreReport report);
     // Snapshots ("Snapshots" in docs/architecture.md).
     QString snapshotCapability() const;
     void onSnapshotEvent(const sdk::Event &event);

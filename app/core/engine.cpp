@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine.h"
 
+#include "storage/historypruner.h"
 #include "storage/historywriter.h"
 #include "storage/store.h"
 
@@ -59,6 +60,10 @@ Result<void> tightenDataDirectory(const QString &dataDir)
 
 Engine::~Engine()
 {
+    // Retention first: its thread stops after the step it is in, and nothing waits for a pass.
+    delete m_retention;
+    m_retention = nullptr;
+    m_pruner.reset();
     delete m_metrics;
     m_metrics = nullptr;
     delete m_commands;  // kills what still runs
@@ -72,6 +77,31 @@ Engine::~Engine()
     m_store.reset();
     delete m_plugins;
     m_plugins = nullptr;
+}
+
+QJsonObject Engine::databaseJson()
+{
+    const storage::HistoryPruner::Totals totals = m_retention->totals();
+    QJsonObject json{
+        {QStringLiteral("retention"),
+         QJsonObject{{QStringLiteral("passes"), totals.passes},
+                     {QStringLiteral("outputs_pruned"), totals.outputsPruned},
+                     {QStringLiteral("executions_deleted"), totals.executionsDeleted},
+                     {QStringLiteral("pages_reclaimed"), totals.pagesReclaimed},
+                     {QStringLiteral("failed_passes"), totals.failedPasses},
+                     {QStringLiteral("last_error"), totals.lastError.isEmpty()
+                                                            ? QJsonValue()
+                                                            : QJsonValue(totals.lastError)}}}};
+    auto size = m_store->databaseSize();
+    if (!size) {
+        json.insert(QStringLiteral("error"), size.error().message);
+        return json;
+    }
+    json.insert(QStringLiteral("bytes"), size->bytes);
+    json.insert(QStringLiteral("free_bytes"), size->freeBytes);
+    json.insert(QStringLiteral("wal_bytes"), size->walBytes);
+    json.insert(QStringLiteral("incremental_vacuum"), size->incrementalVacuum);
+    return json;
 }
 
 QString Engine::appVersion()
@@ -124,6 +154,10 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
     if (!writer)
         return writer.error();
     engine->m_writer = std::move(*writer);
+    auto pruner = storage::HistoryPruner::open(dbPath);
+    if (!pruner)
+        return pruner.error();
+    engine->m_pruner = std::move(*pruner);
     // Again, now that the database and its WAL exist.
     if (auto r = tightenDataDirectory(engine->m_dataDir); !r)
         return r.error();
@@ -153,6 +187,8 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
                                            engine->m_sandbox, config.finishedExecutionsKept,
                                            engine.get());
     engine->m_metrics = new Metrics(engine->m_contexts, engine->m_commands, engine.get());
+    engine->m_retention = new HistoryRetention(engine->m_pruner.get(), engine->m_workspaces,
+                                               config.historyPruneIntervalMs, engine.get());
     return engine;
 }
 

@@ -4,6 +4,7 @@
 #include "commandrunner.h"
 #include "contextmanager.h"
 #include "engineconfig.h"
+#include "historyretention.h"
 #include "metrics.h"
 #include "pluginregistry.h"
 #include "sandboxsupport.h"
@@ -11,13 +12,14 @@
 
 #include <replhost/sdk/result.h>
 
+#include <QJsonObject>
 #include <QObject>
 
 #include <memory>
 
 class QLockFile;
 
-namespace replhost::storage { class Store; class HistoryWriter; }
+namespace replhost::storage { class Store; class HistoryWriter; class HistoryPruner; }
 
 namespace replhost::core {
 
@@ -42,9 +44,17 @@ public:
     ContextManager &contexts() { return *m_contexts; }
     CommandRunner &commands() { return *m_commands; }
     Metrics &metrics() { return *m_metrics; }
+    HistoryRetention &retention() { return *m_retention; }
     // Whether workers can be sandboxed here, as found when the engine opened.
     const SandboxSupport &sandbox() const { return m_sandbox; }
     storage::Store &store() { return *m_store; }
+    // The database's size and what retention has done since the engine opened:
+    //   {"bytes", "free_bytes", "wal_bytes", "incremental_vacuum",
+    //    "retention": {"passes", "outputs_pruned", "executions_deleted", "pages_reclaimed",
+    //                  "failed_passes", "last_error"}}
+    // ("error" instead of the sizes when they cannot be read). Cheap: reads two pragmas and
+    // the WAL file's size.
+    QJsonObject databaseJson();
 
     static QString appVersion();
     static int schemaVersion();
@@ -57,11 +67,13 @@ private:
     std::unique_ptr<QLockFile> m_lock;
     std::unique_ptr<storage::Store> m_store;
     std::unique_ptr<storage::HistoryWriter> m_writer;
+    std::unique_ptr<storage::HistoryPruner> m_pruner;
     PluginRegistry *m_plugins = nullptr;
     WorkspaceManager *m_workspaces = nullptr;
     ContextManager *m_contexts = nullptr;
     CommandRunner *m_commands = nullptr;
     Metrics *m_metrics = nullptr;
+    HistoryRetention *m_retention = nullptr;
     SandboxSupport m_sandbox;
 };
 

@@ -30,6 +30,9 @@ struct EngineConfig {
     int maxResidentWorkers = 0;
     // A worker idle this long is stopped and its context made dormant; 0: never.
     int workerIdleTimeoutMs = 30 * 60 * 1000;
+    // Between two passes of history retention (HistoryRetention, the workspaces' history
+    // limits); 0: only when asked (HistoryRetention::pruneNow).
+    int historyPruneIntervalMs = 10 * 60 * 1000;
     // Started workers kept idle per available language for new, restarted and restored contexts
     // to take, so they do not wait for an interpreter start (see WarmPool); 0 disables.
     // `warmPoolSizes` overrides it by language id: {"java": 2, "go": 0}.

@@ -25,11 +25,13 @@ QJsonObject RestoreReport::toJson() const
         {QStringLiteral("duration_ms"), durationMs},
         {QStringLiteral("complete"), outcome == Outcome::Complete},
     };
-    if (outcome == Outcome::OverBound) {
+    if (outcome == Outcome::OverBound || outcome == Outcome::HistoryPruned) {
         fields.insert(QStringLiteral("state_lost"), true);
         fields.insert(QStringLiteral("reason"), reason);
-        fields.insert(QStringLiteral("limit"), limit);
-        fields.insert(QStringLiteral("limit_value"), limitValue);
+        if (!limit.isEmpty()) {
+            fields.insert(QStringLiteral("limit"), limit);
+            fields.insert(QStringLiteral("limit_value"), limitValue);
+        }
     } else if (outcome != Outcome::Complete) {
         QJsonObject failed{{QStringLiteral("ename"), ename}, {QStringLiteral("evalue"), evalue}};
         if (!failedExecutionId.isEmpty()) {

@@ -26,9 +26,11 @@ namespace replhost::core {
 //   "failed_execution": {"id", "execution_count", "ename", "evalue"}
 // ("interpreter_lost": true when replaying it ended the interpreter); when a snapshot existed
 // but could not be used and the history was replayed instead, "snapshot_error" says why.
-// A history beyond the
-// workspace's restore bounds is not replayed at all: the context starts afresh and the event says
+// A history beyond the workspace's restore bounds is not replayed at all: the context starts
+// afresh and the event says
 //   "state_lost": true, "reason": "...", "limit": "restore.max_replay_cells", "limit_value": 1000
+// and the same, without "limit", when executions it would replay were pruned (retention removed
+// them because a snapshot covered them, and the snapshot cannot be used).
 // The context's JSON carries the same object as "restored" (ContextInfo::lastRestore).
 struct RestoreReport {
     enum class Outcome {
@@ -36,7 +38,8 @@ struct RestoreReport {
         Failed,          // one ended with an error; the replay stopped there
         InterpreterLost, // replaying one ended the interpreter
         HistoryUnreadable,
-        OverBound        // too much to replay: nothing was, the state starts afresh
+        OverBound,       // too much to replay: nothing was, the state starts afresh
+        HistoryPruned    // retention removed executions it would replay: likewise
     };
 
     Outcome outcome = Outcome::Complete;
@@ -54,7 +57,7 @@ struct RestoreReport {
     QStringList lost;       // what the restored state does not have (background jobs, ...)
     QString snapshotError;  // a snapshot there was could not be used: why
     // OverBound: the bound ("restore.max_replay_cells" or "restore.max_replay_seconds"), its
-    // value, and a sentence for people.
+    // value, and a sentence for people; HistoryPruned: the sentence.
     QString limit;
     qint64 limitValue = 0;
     QString reason;

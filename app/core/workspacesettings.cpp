@@ -15,8 +15,9 @@ namespace {
 
 using Limits = WorkspaceSettings::Limits;
 using Restore = WorkspaceSettings::Restore;
+using History = WorkspaceSettings::History;
 
-// One integer setting of a group ("limits", "restore"): its JSON name, where it
+// One integer setting of a group ("limits", "restore", "history"): its JSON name, where it
 // lives, and the values it takes besides 0 (no limit). The bounds keep values meaningful: a
 // timer takes an int, JSON numbers are exact up to 2^53, and a worker cannot start with a few
 // bytes of memory.
@@ -46,8 +47,15 @@ const IntField<Restore> kRestoreFields[] = {
     {"max_replay_seconds", &Restore::maxReplaySeconds, 1, INT_MAX},
 };
 
+const IntField<History> kHistoryFields[] = {
+    {"max_executions", &History::maxExecutions, 1, INT_MAX},
+    {"max_bytes", &History::maxBytes, 1, kMaxBytes},
+    {"max_age", &History::maxAge, 1, qint64(100) * 365 * 24 * 3600},
+};
+
 const QString kLimits = QStringLiteral("limits");
 const QString kRestore = QStringLiteral("restore");
+const QString kHistory = QStringLiteral("history");
 const QString kIsolation = QStringLiteral("isolation");
 const QString kNetwork = QStringLiteral("network");
 
@@ -141,6 +149,9 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
         } else if (it.key() == kRestore) {
             if (auto r = applyGroup(kRestore, kRestoreFields, value, settings.restore); !r)
                 return r.error();
+        } else if (it.key() == kHistory) {
+            if (auto r = applyGroup(kHistory, kHistoryFields, value, settings.history); !r)
+                return r.error();
         } else if (it.key() == kIsolation) {
             if (value == QLatin1String("none"))
                 settings.isolation = Isolation::None;
@@ -156,7 +167,7 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             settings.networkChosen = true;
         } else {
             return badSetting(QStringLiteral("unknown settings field %1; the settings are limits, "
-                                             "restore, isolation and network")
+                                             "restore, history, isolation and network")
                                   .arg(it.key()));
         }
     }
@@ -169,6 +180,7 @@ QJsonObject WorkspaceSettings::toJson() const
 {
     return {{kLimits, groupJson(kLimitFields, limits)},
             {kRestore, groupJson(kRestoreFields, restore)},
+            {kHistory, groupJson(kHistoryFields, history)},
             {kIsolation, isolationName(isolation)},
             {kNetwork, network}};
 }

@@ -14,6 +14,7 @@ namespace replhost::core {
 //   {"limits": {"max_contexts": 64, "timeout_ms": 0, "output_bytes": 16777216,
 //               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0},
 //    "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
+//    "history": {"max_executions": 100000, "max_bytes": 1073741824, "max_age": 0},
 //    "isolation": "none" | "sandbox", "network": true | false}   (network: false for a sandbox
 //                                                                  unless set)
 //
@@ -51,8 +52,21 @@ struct WorkspaceSettings {
         bool operator==(const Restore &) const = default;
     };
 
+    // How much execution history the workspace keeps (storage::HistoryPruner, run in the
+    // background by HistoryRetention). Beyond any of them the oldest executions lose their
+    // output, and their rows unless a restore needs their code. Large enough by default that a
+    // desktop user never meets them.
+    struct History {
+        int maxExecutions = 100000;                  // executions, in all its contexts
+        qint64 maxBytes = qint64(1024) * 1024 * 1024; // their code and output
+        qint64 maxAge = 0;                           // seconds since an execution started
+
+        bool operator==(const History &) const = default;
+    };
+
     Limits limits;
     Restore restore;
+    History history;
     Isolation isolation = Isolation::None;
     // Whether workers share the host's network. Unless chosen (here or in the server's
     // defaults), fromJson() makes it follow the isolation: off for "sandbox" (a network
@@ -83,7 +97,7 @@ struct WorkspaceSettings {
     // The effective values: how network came to be what it is does not make two differ.
     bool operator==(const WorkspaceSettings &other) const
     {
-        return limits == other.limits && restore == other.restore
+        return limits == other.limits && restore == other.restore && history == other.history
                && isolation == other.isolation && network == other.network;
     }
 };

@@ -48,7 +48,8 @@ QJsonObject historyJson(const storage::ExecutionRecord &record)
             {QStringLiteral("duration_ms"), record.durationMs},
             {QStringLiteral("output_bytes"), record.outputBytes},
             {QStringLiteral("truncated"), record.truncated},
-            {QStringLiteral("replay"), record.replay}};
+            {QStringLiteral("replay"), record.replay},
+            {QStringLiteral("output_pruned"), record.outputPruned}};
 }
 
 // An env layer in the shape PATCH accepts: {"set": {KEY: value}, "unset": [KEY]}.
@@ -218,6 +219,7 @@ void NativeApi::info(const ExchangePtr &exchange)
             {QStringLiteral("warm_pool"), warmPool},
             // Whether workspaces with isolation "sandbox" can start workers, and if not why.
             {QStringLiteral("sandbox"), m_engine.sandbox().toJson()},
+            {QStringLiteral("database"), m_engine.databaseJson()},
     });
 }
 

@@ -417,6 +417,108 @@ private slots:
         verifyRestored(run(id, show), QStringLiteral("3\n"), 0, QStringLiteral("snapshot"));
     }
 
+    // Retention keeps what a restore needs: with a workspace that keeps a single execution, the
+    // older ones lose their output, and their rows too where a snapshot stands for them, and
+    // the context still comes back with its state, after an eviction and after a reopen.
+    void retentionKeepsARestorableContext_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<bool>("snapshots");
+        QTest::addColumn<QString>("define");
+        QTest::addColumn<QString>("bump");
+        QTest::addColumn<QString>("show");
+        QTest::addColumn<int>("rowsKept");  // of the three runs before the first pass
+        QTest::newRow("python replay") << "python" << false << "x = 40" << "x += 1" << "print(x)"
+                                       << 3;
+        QTest::newRow("javascript") << "javascript" << false << "let x = 40" << "x += 1"
+                                    << "console.log(x)" << 3;
+        QTest::newRow("perl") << "perl" << false << "my $x = 40;" << "$x += 1;"
+                              << "print \"$x\\n\";" << 3;
+        // A snapshot stands for the runs before it: only the newest row stays.
+        QTest::newRow("python snapshot") << "python" << true << "x = 40" << "x += 1"
+                                         << "print(x)" << 1;
+        QTest::newRow("bash") << "bash" << true << "x=40" << "x=$(( x + 1 ))" << "echo $x" << 1;
+    }
+
+    void retentionKeepsARestorableContext()
+    {
+        QFETCH(QString, language);
+        QFETCH(bool, snapshots);
+        QFETCH(QString, define);
+        QFETCH(QString, bump);
+        QFETCH(QString, show);
+        QFETCH(int, rowsKept);
+        const EngineConfig engineConfig = snapshots ? snapshotConfig() : config();
+        QVERIFY(openEngine(engineConfig));
+        QVERIFY(m_engine->workspaces()
+                        .changeSettings({}, QJsonObject{{QStringLiteral("history"),
+                                                         QJsonObject{{QStringLiteral("max_executions"), 1}}}})
+                        .ok());
+        const QString id = createContext(language);
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, define));
+        QVERIFY(runOk(id, bump));
+        QVERIFY(evict(id));
+        verifyRestored(run(id, show), QStringLiteral("41\n"), 2,
+                       snapshots ? QStringLiteral("snapshot") : QStringLiteral("replay"));
+
+        m_engine->retention().pruneNow(true);
+        const auto totals = m_engine->retention().totals();
+        QVERIFY2(totals.failedPasses == 0, qPrintable(totals.lastError));
+        QVERIFY(runOk(id, bump));
+        auto rows = contexts().history({}, id, 0, 10);
+        QVERIFY(rows.ok());
+        QCOMPARE(rows->size(), rowsKept + 1);  // and the run after the pass
+        // The newest run of the pass kept its output; the oldest that is left did not, unless
+        // it is that one.
+        QCOMPARE(rows->at(1).outputPruned, false);
+        QCOMPARE(rows->last().outputPruned, rowsKept > 1);
+
+        // A replay runs every successful run so far, shows included.
+        QVERIFY(evict(id));
+        verifyRestored(run(id, show), QStringLiteral("42\n"), 4,
+                       snapshots ? QStringLiteral("snapshot") : QStringLiteral("replay"));
+        m_engine->retention().pruneNow(true);
+        contexts().shutdownAll(ContextManager::kExitGrace);  // a clean stop: Python snapshots
+        QVERIFY(openEngine(engineConfig));
+        verifyRestored(run(id, show), QStringLiteral("42\n"), 5,
+                       snapshots ? QStringLiteral("snapshot") : QStringLiteral("replay"));
+    }
+
+    // The history a snapshot stood for is gone: when the snapshot cannot be used after all (here
+    // Python snapshots are turned off), the context does not replay what is left as if it were
+    // all, it starts afresh and says why.
+    void restoreWithoutTheHistoryItNeedsStartsAfresh()
+    {
+        QVERIFY(openEngine(snapshotConfig()));
+        QVERIFY(m_engine->workspaces()
+                        .changeSettings({}, QJsonObject{{QStringLiteral("history"),
+                                                         QJsonObject{{QStringLiteral("max_executions"), 1}}}})
+                        .ok());
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runOk(id, QStringLiteral("x = 1")));
+        QVERIFY(runOk(id, QStringLiteral("y = 2")));
+        QVERIFY(evict(id));
+        verifyRestored(run(id, QStringLiteral("print(x + y)")), QStringLiteral("3\n"), 0,
+                       QStringLiteral("snapshot"));
+        m_engine->retention().pruneNow(true);
+        QCOMPARE(historySize(id), 1);
+
+        QVERIFY(openEngine(config()));  // no Python snapshots: a replay would be needed
+        const ExecutionPtr after = run(id, QStringLiteral("print('x' in globals())"));
+        QVERIFY(after);
+        VERIFY_EXEC(after->status() == "ok", after);
+        QCOMPARE(out(after), QStringLiteral("False\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("state_lost")).toBool(), true);
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 0);
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), false);
+        VERIFY_EXEC(restored.value(QLatin1String("reason")).toString().contains(QLatin1String("history")),
+                    after);
+        QCOMPARE(info(id).lastRestore.value(QLatin1String("state_lost")).toBool(), true);
+    }
+
     void failedAndInterruptedRunsAreNotReplayed()
     {
         const QString id = createContext(QStringLiteral("python"));

@@ -46,6 +46,8 @@ private slots:
                                             "cpu_seconds": 0, "processes": 0,
                                             "file_size_bytes": 0},
                                  "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
+                                 "history": {"max_executions": 100000,
+                                             "max_bytes": 1073741824, "max_age": 0},
                                  "isolation": "none", "network": true})"));
     }
 

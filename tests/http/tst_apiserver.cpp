@@ -34,6 +34,7 @@ private slots:
     void allowedOriginsAreAccepted();
     void preflightIsAnsweredWithoutToken();
     void infoReportsTheFourVersions();
+    void infoReportsTheDatabaseSize();
     void malformedJsonIs400();
     void wrongFieldTypeIs400NamingTheField_data();
     void wrongFieldTypeIs400NamingTheField();
@@ -208,6 +209,21 @@ void tst_ApiServer::infoReportsTheFourVersions()
     QVERIFY(!info.value(QStringLiteral("sdk_version")).toString().isEmpty());
     QVERIFY(info.value(QStringLiteral("worker_protocol_version")).toInt() >= 1);
     QVERIFY(info.value(QStringLiteral("schema_version")).toInt() >= 1);
+}
+
+void tst_ApiServer::infoReportsTheDatabaseSize()
+{
+    const auto response = client().get(QStringLiteral("/v1/info"));
+    QCOMPARE(response.status, 200);
+    const QJsonObject database = response.object().value(QStringLiteral("database")).toObject();
+    // A database holds at least its schema: a few pages.
+    QVERIFY2(database.value(QStringLiteral("bytes")).toInteger() >= 4096, response.body.constData());
+    QVERIFY(database.value(QStringLiteral("free_bytes")).toInteger() >= 0);
+    QVERIFY(database.value(QStringLiteral("wal_bytes")).toInteger() >= 0);
+    QCOMPARE(database.value(QStringLiteral("incremental_vacuum")).toBool(), true);
+    const QJsonObject retention = database.value(QStringLiteral("retention")).toObject();
+    QCOMPARE(retention.value(QStringLiteral("failed_passes")).toInteger(), 0);
+    QVERIFY(retention.contains(QStringLiteral("executions_deleted")));
 }
 
 void tst_ApiServer::malformedJsonIs400()
