@@ -210,7 +210,7 @@ Result<void> WorkerConfinement::checkEnforceable(const QJsonObject &limits)
             enforced = enforcement();
         const QJsonObject how = enforced.value(key).toObject();
         if (how.value(QLatin1String("mechanism")) == QLatin1String("not enforced"))
-            return makeError(QStringLiteral("unavailable"),
+            return makeError(QStringLiteral("unsupported"),
                              QStringLiteral("limits.%1 cannot be enforced on this machine: %2; "
                                             "set it to 0 (no limit) or run the server where "
                                             "it can be enforced")
