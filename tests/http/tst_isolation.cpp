@@ -5,6 +5,7 @@
 // first shows that the same probe succeeds where it should (an unsandboxed workspace, the
 // workspace itself), so that a probe that could never succeed cannot pass for isolation.
 #include "apiclient.h"
+#include "codequoting.h"
 #include "core/engine.h"
 #include "executionevents.h"
 #include "testengine.h"
@@ -41,18 +42,8 @@ namespace {
 constexpr int kRunTimeout = 60000;
 constexpr int kPromptly = 8000;
 
-QString pythonString(const QString &text)
-{
-    return QString::fromUtf8(QJsonDocument(QJsonArray{text}).toJson(QJsonDocument::Compact))
-        .mid(1)
-        .chopped(1);
-}
-
-QString shellWord(QString text)
-{
-    return QLatin1Char('\'') + text.replace(QLatin1Char('\''), QLatin1String("'\\''"))
-           + QLatin1Char('\'');
-}
+using replhost::testing::pythonString;
+using replhost::testing::shellWord;
 
 // Code that prints "readable" when the file or directory at `path` can be read, else
 // "unreadable".

@@ -7,6 +7,7 @@
 // loopback. Where a probe could be wrong, the same probe first succeeds where it should (an
 // unsandboxed workspace), so that a probe that can never succeed cannot pass for a wall.
 #include "apiclient.h"
+#include "codequoting.h"
 #include "sandboxrequirement.h"
 #include "serverprocess.h"
 
@@ -35,18 +36,8 @@ const QStringList kSurfaces = {QStringLiteral("python context"), QStringLiteral(
                                QStringLiteral("command"), QStringLiteral("opensandbox command"),
                                QStringLiteral("opensandbox code")};
 
-QString pythonString(const QString &text)
-{
-    return QString::fromUtf8(QJsonDocument(QJsonArray{text}).toJson(QJsonDocument::Compact))
-        .mid(1)
-        .chopped(1);
-}
-
-QString shellWord(QString text)
-{
-    return QLatin1Char('\'') + text.replace(QLatin1Char('\''), QLatin1String("'\\''"))
-           + QLatin1Char('\'');
-}
+using replhost::testing::pythonString;
+using replhost::testing::shellWord;
 
 QByteArray compact(const QJsonObject &object)
 {
