@@ -665,6 +665,280 @@ class _PyplotHook(object):
         return spec
 
 
+# ---------------------------------------------------------- IPython syntax
+
+# Cells written for IPython (E2B's clients send their code indented inside template strings, and
+# users of both E2B and Jupyter write `!pip list`) are cleaned the way IPython cleans them before
+# they are compiled: the indentation of the first line that is not blank is taken off every line
+# that starts with it, and escape lines become calls of `__replhost__` (in builtins, so it is not
+# one of the user's variables). A line is an escape only where a logical line starts, which no
+# Python statement can do with `!` or `%`: valid Python never changes meaning.
+_INDENTED_START = (" ", "\t", "\n", "\r", "\f")
+_ESCAPE_RE = re.compile(
+    r"^[ \t]*(?:[!%]|[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%])", re.M)
+_ASSIGN_ESCAPE_RE = re.compile(r"((?:[\w.]+[ \t]*,[ \t]*)*[\w.]+)[ \t]*=[ \t]*([!%].*)\Z", re.S)
+_DOLLAR_NAME_RE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
+_SUPPORTED_MAGICS = "!cmd, %cd, %env, %pip, %pwd, %%bash, %%sh, %%writefile or plain Python"
+_previous_dir = None
+
+
+class UsageError(Exception):
+    """A magic used in a way replhost does not run (IPython's name for the same)."""
+
+
+def _dedent_cell(code):
+    lines = code.split("\n")
+    for first in lines:
+        if first.strip():
+            break
+    else:
+        return code
+    body = first.lstrip(" \t\f")
+    indent = first[:len(first) - len(body)]
+    if not indent:
+        return code
+    n = len(indent)
+    # Blank lines stay, so line numbers in tracebacks are the client's.
+    return "\n".join(line[n:] if line.startswith(indent) else
+                     ("" if not line.strip() else line) for line in lines)
+
+
+def _logical_line_starts(probe):
+    """Numbers (1-based) of the lines on which a logical line starts, as far as `probe` can be
+    tokenized: a line inside a string or inside brackets is none."""
+    import io
+    import tokenize
+    starts = set()
+    at_start = True
+    skip = (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.COMMENT)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(probe).readline):
+            if tok.type == tokenize.NEWLINE:
+                at_start = True
+            elif tok.type in skip or tok.type == tokenize.ENDMARKER:
+                continue
+            elif at_start:
+                starts.add(tok.start[0])
+                at_start = False
+    except (tokenize.TokenError, SyntaxError):
+        # What was read is right; the rest is a cell the compiler will refuse.
+        pass
+    return starts
+
+
+def _escape_call(text):
+    """The expression for an escape (`!cmd`, `!!cmd`, `%magic args`) without its indentation."""
+    if text.startswith("!!"):
+        return "__replhost__.getoutput(%r)" % text[2:]
+    if text.startswith("!"):
+        return "__replhost__.system(%r)" % text[1:]
+    words = text[1:].split(None, 1)
+    return "__replhost__.line_magic(%r, %r)" % (words[0] if words else "",
+                                                words[1].strip() if len(words) > 1 else "")
+
+
+def _transform_escapes(code):
+    lines = code.split("\n")
+    first = 0
+    while first < len(lines) and not lines[first].strip():
+        first += 1
+    head = lines[first].strip() if first < len(lines) else ""
+    if head.startswith("%%"):
+        name, _, arg = head[2:].partition(" ")
+        return "\n" * first + "__replhost__.cell_magic(%r, %r, %r)" % (
+            name, arg.strip(), "\n".join(lines[first + 1:]))
+    candidates = [i for i, line in enumerate(lines) if _ESCAPE_RE.match(line)]
+    if not candidates:
+        return code
+    probe = list(lines)
+    for i in candidates:
+        line = lines[i]
+        probe[i] = line[:len(line) - len(line.lstrip(" \t"))] + "pass"
+    starts = _logical_line_starts("\n".join(probe))
+    for i in candidates:
+        if i + 1 not in starts:
+            continue
+        line = lines[i]
+        text = line.lstrip(" \t")
+        indent = line[:len(line) - len(text)]
+        text = text.rstrip("\r")
+        if text[0] in "!%":
+            lines[i] = indent + _escape_call(text)
+            continue
+        m = _ASSIGN_ESCAPE_RE.match(text)
+        if m is None:
+            continue
+        escape = m.group(2)
+        # `x = !cmd` keeps the output, as `!!cmd` does.
+        if not escape.startswith("%") and not escape.startswith("!!"):
+            escape = "!" + escape
+        lines[i] = indent + m.group(1) + " = " + _escape_call(escape)
+    return "\n".join(lines)
+
+
+def _expand(text, frame):
+    """IPython's expansion of an escape's text: `{expr}` and `$name` from the caller's variables,
+    `$$` a dollar, `{{`/`}}` braces. If any of it cannot be evaluated, the text is used as it is,
+    so `$HOME` and awk's `{print $1}` reach the shell."""
+    if "$" not in text and "{" not in text:
+        return text
+    glb, loc = frame.f_globals, frame.f_locals
+    out = []
+    i, n = 0, len(text)
+    try:
+        while i < n:
+            c = text[i]
+            if c == "$":
+                if text.startswith("$$", i):
+                    out.append("$")
+                    i += 2
+                    continue
+                m = _DOLLAR_NAME_RE.match(text, i + 1)
+                if m is None:
+                    out.append(c)
+                    i += 1
+                    continue
+                out.append(str(eval(m.group(0), glb, loc)))
+                i = m.end()
+            elif c == "{":
+                if text.startswith("{{", i):
+                    out.append("{")
+                    i += 2
+                    continue
+                depth, j = 1, i + 1
+                while j < n and depth:
+                    depth += {"{": 1, "}": -1}.get(text[j], 0)
+                    j += 1
+                if depth:
+                    return text
+                out.append(str(eval(text[i + 1:j - 1], glb, loc)))
+                i = j
+            elif c == "}" and text.startswith("}}", i):
+                out.append("}")
+                i += 2
+            else:
+                out.append(c)
+                i += 1
+    except Exception:
+        return text
+    return "".join(out)
+
+
+def _shell():
+    return "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+
+
+class _IPythonSyntax:
+    """What escape lines call. Commands write straight to fd 1/2, so their output streams as any
+    child process's does; their exit status is `_exit_code`, as in IPython."""
+
+    def _run(self, argv, capture):
+        import subprocess
+        _flush_std()
+        if capture:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+        else:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL)
+        _ns["_exit_code"] = done.returncode
+        return done
+
+    def system(self, cmd):
+        self._run([_shell(), "-c", _expand(cmd, sys._getframe(1))], False)
+
+    def getoutput(self, cmd):
+        done = self._run([_shell(), "-c", _expand(cmd, sys._getframe(1))], True)
+        return done.stdout.decode("utf-8", "replace").splitlines()
+
+    def line_magic(self, name, arg):
+        method = getattr(self, "_magic_" + name, None) if name.isidentifier() else None
+        if method is None:
+            if name.startswith("%"):
+                raise UsageError("%%%s: a cell magic must start its cell: use it on the first line"
+                                 % name)
+            raise UsageError("%%%s: magics are not supported: use %s" % (name, _SUPPORTED_MAGICS))
+        return method(_expand(arg, sys._getframe(1)))
+
+    def cell_magic(self, name, arg, body):
+        if name in ("bash", "sh"):
+            if arg:
+                raise UsageError("%%%%%s: options are not supported: use !cmd to keep "
+                                 "a command's output" % name)
+            self._run(["/bin/" + name, "-c", body], False)
+            return None
+        if name == "writefile":
+            return self._writefile(_expand(arg, sys._getframe(1)), body)
+        raise UsageError("%%%%%s: magics are not supported: use %s" % (name, _SUPPORTED_MAGICS))
+
+    def _writefile(self, arg, body):
+        import shlex
+        words = shlex.split(arg)
+        append = bool(words) and words[0] in ("-a", "--append")
+        if append:
+            words = words[1:]
+        if len(words) != 1:
+            raise UsageError("%%writefile: give one file name (and -a to append)")
+        path = os.path.expanduser(words[0])
+        exists = os.path.exists(path)
+        print("%s %s" % ("Appending to" if append else "Overwriting" if exists else "Writing",
+                         words[0]))
+        with open(path, "a" if append else "w", encoding="utf-8") as f:
+            f.write(body if body.endswith("\n") else body + "\n")
+
+    def _magic_cd(self, arg):
+        global _previous_dir
+        import shlex
+        words = shlex.split(arg)
+        quiet = "-q" in words
+        words = [w for w in words if w != "-q"]
+        if len(words) > 1:
+            raise UsageError("%cd: give one directory")
+        if not words:
+            target = os.path.expanduser("~")
+        elif words[0] == "-":
+            if _previous_dir is None:
+                raise UsageError("%cd -: there is no previous directory")
+            target = _previous_dir
+        else:
+            target = os.path.expanduser(words[0])
+        before = _getcwd()
+        os.chdir(target)
+        _previous_dir = before
+        if not quiet:
+            print(_getcwd())
+
+    def _magic_pwd(self, arg):
+        return _getcwd()
+
+    def _magic_env(self, arg):
+        arg = arg.strip()
+        if not arg:
+            return dict(os.environ)
+        if "=" in arg:
+            key, _, value = arg.partition("=")
+        else:
+            key, _, value = arg.partition(" ")
+            if not value:
+                try:
+                    return os.environ[key]
+                except KeyError:
+                    raise UsageError("%%env: environment does not have key: %s" % key) from None
+        key, value = key.strip(), value.strip()
+        os.environ[key] = value
+        print("env: %s=%s" % (key, value))
+
+    def _magic_pip(self, arg):
+        import importlib.util
+        import shlex
+        if importlib.util.find_spec("pip") is None:
+            raise UsageError(
+                "%%pip: pip is not installed for %s: install Debian's python3-pip, or the "
+                "package itself from Debian's archive (apt install python3-<name>)"
+                % sys.executable)
+        self._run([sys.executable, "-m", "pip"] + shlex.split(arg), False)
+        print("Note: you may need to restart the kernel to use updated packages.")
+
+
 # ---------------------------------------------------------------- execution
 
 def _strip_traceback(exc):
@@ -844,7 +1118,14 @@ def _run_cell(code, count):
     global _cell_counter
     _cell_counter += 1
     filename = "<cell-%s>" % count if isinstance(count, int) else "<cell-x%d>" % _cell_counter
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    shown = code
+    if code[:1] in _INDENTED_START:
+        shown = _dedent_cell(code)
+    if ("!" in shown or "%" in shown) and _ESCAPE_RE.search(shown):
+        code = _transform_escapes(shown)
+    else:
+        code = shown
+    linecache.cache[filename] = (len(shown), None, shown.splitlines(True), filename)
     status = "ok"
     err = None
     compile_err = None
@@ -1457,6 +1738,7 @@ def _setup_namespace():
     sys.modules["__main__"] = main
     _ns = main.__dict__
     builtins.display = display
+    builtins.__replhost__ = _IPythonSyntax()
     # Like the interactive interpreter, modules in the working directory are
     # importable; the driver's own directory (present when it runs as a
     # script without -I or -P) is not.

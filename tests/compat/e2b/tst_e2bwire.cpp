@@ -51,6 +51,8 @@ private slots:
     void executeStreamsOneJsonObjectPerLine();
     void resultsCarryMimeFieldsAndExtra();
     void errorCarriesNameValueAndTraceback();
+    void indentedCellGivesItsResultAndFigure();
+    void shellEscapePrintsTheCwd();
     void languagesRunInTheirDefaultContext_data();
     void languagesRunInTheirDefaultContext();
     void envVarsHoldForOneRunOnly();
@@ -94,9 +96,15 @@ private:
 void tst_E2bWire::initTestCase()
 {
     QVERIFY2(QFileInfo::exists(ServerProcess::executable()), qPrintable(ServerProcess::executable()));
+    QMap<QString, QString> environment{
+            {QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("replhost.http.access.info=true")}};
+    // Debian's Python, which has matplotlib from apt, when there is one (the python3 first on
+    // PATH may be another).
+    if (QFileInfo(QStringLiteral("/usr/bin/python3")).isExecutable())
+        environment.insert(QStringLiteral("REPLHOST_PYTHON"), QStringLiteral("/usr/bin/python3"));
     QVERIFY2(m_server.start({QStringLiteral("--e2b-port"), QStringLiteral("0"),
                              QStringLiteral("--max-body"), QStringLiteral("1M")},
-                            {{QStringLiteral("QT_LOGGING_RULES"), QStringLiteral("replhost.http.access.info=true")}}),
+                            environment),
              qPrintable(m_server.error()));
     static const QRegularExpression e2bLine(QStringLiteral("E2B API without a token at http://127\\.0\\.0\\.1:(\\d+)"));
     const QDeadlineTimer deadline(10000);
@@ -247,6 +255,42 @@ void tst_E2bWire::errorCarriesNameValueAndTraceback()
     QVERIFY2(error.value(QStringLiteral("traceback")).toString().contains(QStringLiteral("in f")),
              qPrintable(error.value(QStringLiteral("traceback")).toString()));
     QCOMPARE(lineTypes(lines).last(), QStringLiteral("end_of_execution"));
+}
+
+void tst_E2bWire::indentedCellGivesItsResultAndFigure()
+{
+    // The code of a template string in a client's source, indented with it, as E2B's users
+    // send it; IPython takes the indentation off.
+    const QList<QJsonObject> probe = execute({{QStringLiteral("code"), QStringLiteral(
+            "\n    import importlib.util\n    importlib.util.find_spec('matplotlib') is not None\n    ")}});
+    QCOMPARE(findLine(probe, QStringLiteral("error")), QJsonObject());
+    if (mainText(probe) != QLatin1String("True"))
+        QSKIP("matplotlib is not installed for this Python (scripts/setup installs python3-matplotlib)");
+    const QList<QJsonObject> lines = execute({{QStringLiteral("code"), QStringLiteral(
+            "\n    import matplotlib\n    matplotlib.use('Agg')\n    import matplotlib.pyplot as plt\n"
+            "    plt.plot([1, 4, 9])\n    plt.show()\n    x = 41\n    x + 1\n    ")}});
+    QCOMPARE(findLine(lines, QStringLiteral("error")), QJsonObject());
+    QCOMPARE(mainText(lines), QStringLiteral("42"));
+    int figures = 0;
+    for (const QJsonObject &line : lines) {
+        if (line.value(QStringLiteral("type")).toString() == QLatin1String("result")
+            && !line.value(QStringLiteral("is_main_result")).toBool()) {
+            const QByteArray png = QByteArray::fromBase64(line.value(QStringLiteral("png")).toString().toLatin1());
+            QVERIFY2(png.startsWith("\x89PNG\r\n\x1a\n"), qPrintable(QString::fromUtf8(json(line)).left(200)));
+            ++figures;
+        }
+    }
+    QCOMPARE(figures, 1);
+}
+
+void tst_E2bWire::shellEscapePrintsTheCwd()
+{
+    const QList<QJsonObject> lines = execute({{QStringLiteral("code"), QStringLiteral("!pwd\n!exit 2")}});
+    QCOMPARE(findLine(lines, QStringLiteral("error")), QJsonObject());
+    QCOMPARE(findLine(lines, QStringLiteral("stdout")).value(QStringLiteral("text")).toString(),
+             m_workspaceDir + QLatin1Char('\n'));
+    QCOMPARE(mainText(execute({{QStringLiteral("code"), QStringLiteral("_exit_code")}})),
+             QStringLiteral("2"));
 }
 
 void tst_E2bWire::languagesRunInTheirDefaultContext_data()
