@@ -14,6 +14,7 @@
 #include "mcpendpoint.h"
 #include "nativeapi.h"
 #include "opensandboxapi.h"
+#include "opensandboxexecdapi.h"
 
 #include "core/engine.h"
 #include "core/prometheuswriter.h"
@@ -36,7 +37,7 @@ namespace {
 // the resumption of an event stream, a range of a download and MCP's session and revision.
 constexpr const char *kCorsRequestHeaders =
         "Authorization, Content-Type, Last-Event-ID, Range, OPEN-SANDBOX-API-KEY, "
-        "X-EXECD-ACCESS-TOKEN, Mcp-Session-Id, MCP-Protocol-Version";
+        "X-EXECD-ACCESS-TOKEN, Mcp-Session-Id, MCP-Protocol-Version, X-Request-ID";
 
 } // namespace
 
@@ -167,9 +168,13 @@ std::optional<HeadRefusal> ApiServer::admit(const RequestHead &head, const QHost
 {
     HttpRequest request = HttpRequest::fromHead(head, {}, peer);
     m_gate.takePathToken(request);
+    OpenSandboxExecdApi::servePathOfProxy(request.path);
     const Router::Match match = m_router.match(request.method, request.path);
     std::optional<HeadRefusal> refusal = gateCheck(request, match);
     if (refusal) {
+        // Answered by the guard, not through an exchange: the echo is added here.
+        if (const QByteArray id = HttpResponse::requestId(head.fields); !id.isEmpty())
+            refusal->headers.emplaceBack("X-Request-ID", id);
         qCInfo(lcAccess).noquote() << request.method << request.path << "refused"
                                    << refusal->status;
         m_httpMetrics->record(match.kind == Router::Match::Kind::Found ? match.route : QString(),
@@ -229,6 +234,7 @@ void ApiServer::dispatch(ConnectionGuard &guard, const QHttpServerRequest &qtReq
             closeAfter, &guard);
     // Before anything reads the path (the access log below): a token in it is taken out.
     m_gate.takePathToken(exchange->request());
+    OpenSandboxExecdApi::servePathOfProxy(exchange->request().path);
     exchange->setChunkedAllowed(http11);
     exchange->setAnswerObserver([metrics = std::weak_ptr<HttpMetrics>(m_httpMetrics)](const QString &route, int status) {
         if (const std::shared_ptr<HttpMetrics> alive = metrics.lock())

@@ -13,9 +13,12 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QLoggingCategory>
 #include <QTcpSocket>
 
 namespace replhost::http {
+
+Q_LOGGING_CATEGORY(lcE2b, "replhost.http.e2b", QtInfoMsg)
 
 namespace {
 
@@ -42,7 +45,10 @@ E2bApi::E2bApi(core::Engine &engine, StreamLimiter &streams) : m_engine(engine),
 void E2bApi::registerRoutes(Router &router, const QString &prefix)
 {
     auto bind = [this](void (E2bApi::*handler)(const ExchangePtr &)) {
-        return [this, handler](const ExchangePtr &exchange) { (this->*handler)(exchange); };
+        return [this, handler](const ExchangePtr &exchange) {
+            makeDefaultContexts();
+            (this->*handler)(exchange);
+        };
     };
     router.add("GET", prefix + QStringLiteral("/health"), bind(&E2bApi::health));
     router.add("POST", prefix + QStringLiteral("/execute"), bind(&E2bApi::execute));
@@ -52,6 +58,23 @@ void E2bApi::registerRoutes(Router &router, const QString &prefix)
     router.add("DELETE", prefix + QStringLiteral("/contexts/{id}"), bind(&E2bApi::removeContext));
     router.add("GET", prefix + QStringLiteral("/files"), bind(&E2bApi::readFile));
     router.add("POST", prefix + QStringLiteral("/files"), bind(&E2bApi::writeFiles));
+}
+
+void E2bApi::makeDefaultContexts()
+{
+    if (m_defaultContextsMade)
+        return;
+    m_defaultContextsMade = true;
+    for (const QString &language : {QStringLiteral("python"), QStringLiteral("javascript")}) {
+        const Result<QList<core::ContextInfo>> existing = m_engine.contexts().list(QString(), language);
+        if (!existing || !existing->isEmpty())
+            continue;
+        core::CreateContextRequest request;
+        request.language = language;
+        // A runtime that is missing is said by every run in that language; nothing to add here.
+        if (const Result<core::ContextInfo> created = m_engine.contexts().create(request); !created)
+            qCInfo(lcE2b).noquote() << "no default" << language << "context:" << created.error().message;
+    }
 }
 
 Result<QString> E2bApi::engineLanguage(const QString &e2bLanguage)

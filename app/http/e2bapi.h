@@ -31,7 +31,10 @@ class StreamLimiter;
 //                                    write: `path` names the file, or the directory of several)
 //
 // Contexts are those of the "default" workspace, so they are the same contexts the native API
-// and the workbench show. `language` picks that language's default context (created on first
+// and the workbench show. As E2B's server makes a Python and a JavaScript context when it starts,
+// the first request to these routes makes each of the two that the workspace lacks (and whose
+// runtime is there), so a client's first listing has both; later ones are left as the client
+// leaves them. `language` picks that language's default context (created on first
 // use), neither field the Python one; `env_vars` form the execution env layer, so they hold for
 // that run only. E2B's status codes: 400 when both context_id and language are given, 404 for
 // an unknown context. Errors have replhost's body ({"code", "message"}) with E2B's wording.
@@ -70,12 +73,15 @@ private:
     void readFile(const ExchangePtr &exchange);
     void writeFiles(const ExchangePtr &exchange);
 
+    // Once: the default Python and JavaScript contexts E2B's server starts with.
+    void makeDefaultContexts();
     // Answers an engine error, in E2B's words for an unknown context.
     static void sendError(const ExchangePtr &exchange, const Error &error, const QString &contextId);
 
     core::Engine &m_engine;
     StreamLimiter &m_streams;
     FileWork m_work;
+    bool m_defaultContextsMade = false;
 };
 
 } // namespace replhost::http

@@ -114,24 +114,16 @@ QList<QJsonObject> E2bEventFormat::translate(const sdk::Event &event, const QDat
 
 QList<QJsonObject> E2bEventFormat::flushPending(const QDateTime &now)
 {
-    if (m_pendingText.isEmpty())
-        return {};
-    const QJsonObject line = output(m_pendingStream, m_pendingText, now);
-    m_pendingText.clear();
-    return {line};
+    if (const std::optional<WholeLines::Piece> held = m_lines.take())
+        return {output(held->stream, held->text, now)};
+    return {};
 }
 
 QList<QJsonObject> E2bEventFormat::streamed(const QString &stream, const QString &text, const QDateTime &now)
 {
-    // The other stream's held-back text was written first.
-    QList<QJsonObject> lines = stream == m_pendingStream ? QList<QJsonObject>{} : flushPending(now);
-    m_pendingStream = stream;
-    m_pendingText += text;
-    const qsizetype end = m_pendingText.lastIndexOf(QLatin1Char('\n')) + 1;
-    if (end > 0) {
-        lines.append(output(stream, m_pendingText.left(end), now));
-        m_pendingText.remove(0, end);
-    }
+    QList<QJsonObject> lines;
+    for (const WholeLines::Piece &piece : m_lines.add(stream, text))
+        lines.append(output(piece.stream, piece.text, now));
     return lines;
 }
 

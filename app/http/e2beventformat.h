@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "wholelines.h"
+
 #include <replhost/sdk/event.h>
 
 #include <QByteArray>
@@ -33,11 +35,10 @@ namespace replhost::http {
 // image/jpeg → jpeg, application/pdf → pdf, text/latex → latex, application/json → json,
 // application/javascript → javascript; every other MIME type goes into `extra`.
 //
-// Output is read from pipes, so one print() can arrive in pieces ("21", then "\n"). E2B's
-// kernels send whole lines, and clients compare `text` with what was printed, so the text
-// after the last line end of a stream is held back until its line ends, another event (or the
-// other stream's output) comes, or flushPending() is called (the stream calls it when output
-// pauses, so a prompt without a line end is not held for long).
+// E2B's kernels send whole lines, and clients compare `text` with what was printed, so output
+// is sent in whole lines (WholeLines): held back until its line ends, another event (or the
+// other stream's output) comes, or flushPending() is called (the stream calls it when text
+// has been held a while, so a prompt without a line end is not held for long).
 //
 // Stateful (held-back text, whether an error was sent), so use one object per stream.
 // Threading: a value; no shared state.
@@ -47,7 +48,7 @@ public:
     QList<QJsonObject> translate(const sdk::Event &event, const QDateTime &now);
     // The output held back for want of a line end, as lines; empty when there is none.
     QList<QJsonObject> flushPending(const QDateTime &now);
-    bool hasPending() const { return !m_pendingText.isEmpty(); }
+    bool hasPending() const { return m_lines.hasPending(); }
 
     // Sent while a run is quiet, so a client that has gone is noticed (and E2B's own SDKs
     // ignore it).
@@ -64,8 +65,7 @@ private:
     QJsonObject error(const QString &name, const QString &value, const QString &traceback);
 
     bool m_errorSent = false;
-    QString m_pendingStream;  // "stdout" or "stderr": whose text is held back
-    QString m_pendingText;
+    WholeLines m_lines;
 };
 
 } // namespace replhost::http

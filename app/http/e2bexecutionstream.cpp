@@ -22,12 +22,6 @@ E2bExecutionStream::E2bExecutionStream(std::shared_ptr<HttpExchange> exchange,
     : ExecutionStream(std::move(exchange), std::move(execution), keepAliveMs, std::move(lease)),
       m_contexts(contexts)
 {
-    m_flush.setSingleShot(true);
-    m_flush.setInterval(kFlushMs);
-    connect(&m_flush, &QTimer::timeout, this, [this] {
-        if (const QByteArray held = lines(m_format.flushPending(QDateTime::currentDateTimeUtc())); !held.isEmpty())
-            send(held);
-    });
 }
 
 QByteArray E2bExecutionStream::lines(const QList<QJsonObject> &objects)
@@ -40,15 +34,16 @@ QByteArray E2bExecutionStream::lines(const QList<QJsonObject> &objects)
 
 QByteArray E2bExecutionStream::translate(const sdk::Event &event, int)
 {
-    const QByteArray bytes = lines(m_format.translate(event, QDateTime::currentDateTimeUtc()));
-    if (m_format.hasPending() && !m_flush.isActive())
-        m_flush.start();  // not restarted by later output, so held text waits kFlushMs at most
-    return bytes;
+    return lines(m_format.translate(event, QDateTime::currentDateTimeUtc()));
+}
+
+QByteArray E2bExecutionStream::releaseHeld()
+{
+    return lines(m_format.flushPending(QDateTime::currentDateTimeUtc()));
 }
 
 QByteArray E2bExecutionStream::epilogue()
 {
-    m_flush.stop();
     return lines(m_format.flushPending(QDateTime::currentDateTimeUtc()))
             + E2bEventFormat::line(E2bEventFormat::endOfExecution());
 }

@@ -8,8 +8,8 @@ namespace replhost::http {
 
 // Streams one execution to one E2B client as NDJSON (E2bEventFormat): the events that happened
 // before the stream began, then live ones, a keepalive line whenever nothing was sent for
-// `keepAliveMs`, and end_of_execution last. Output without a line end is sent once output has
-// paused for kFlushMs.
+// `keepAliveMs`, and end_of_execution last. Output without a line end is sent once it has
+// been held for kHoldMs.
 //
 // Unlike the native streams, a client that leaves before the end interrupts the run, as E2B's
 // server does when its SDK gives up (the `timeoutMs` option aborts the request): the context
@@ -19,8 +19,6 @@ namespace replhost::http {
 class E2bExecutionStream : public ExecutionStream {
     Q_OBJECT
 public:
-    static constexpr int kFlushMs = 50;
-
     static void start(std::shared_ptr<HttpExchange> exchange, core::ExecutionPtr execution,
                       core::ContextManager &contexts, int keepAliveMs, StreamLimiter::Lease lease);
 
@@ -32,12 +30,13 @@ private:
     QByteArray epilogue() override;
     QByteArray keepAlive() override;
     void clientLeft() override;
+    bool holdsOutput() const override { return m_format.hasPending(); }
+    QByteArray releaseHeld() override;
 
     static QByteArray lines(const QList<QJsonObject> &objects);
 
     core::ContextManager &m_contexts;
     E2bEventFormat m_format;
-    QTimer m_flush;  // sends output held back for want of a line end when output pauses
 };
 
 } // namespace replhost::http

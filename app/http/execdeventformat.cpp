@@ -56,9 +56,7 @@ void ExecdEventFormat::lines(const QString &stream, const QString &text, qint64 
         QString line = pending.mid(start, newline - start);
         if (line.endsWith(QLatin1Char('\r')))
             line.chop(1);
-        QJsonObject json = event(stream == QLatin1String("stderr") ? "stderr" : "stdout", nowMs);
-        json.insert(QStringLiteral("text"), line.isEmpty() ? QStringLiteral("\n") : line);
-        out.append(json);
+        out.append(output(stream, line.isEmpty() ? QStringLiteral("\n") : line, nowMs));
         start = newline + 1;
     }
     m_partialLines.insert(stream, pending.mid(start));
@@ -70,9 +68,7 @@ void ExecdEventFormat::flushLines(qint64 nowMs, QList<QJsonObject> &out)
         const QString rest = m_partialLines.take(stream);
         if (rest.isEmpty())
             continue;
-        QJsonObject json = event(stream == QLatin1String("stderr") ? "stderr" : "stdout", nowMs);
-        json.insert(QStringLiteral("text"), rest);
-        out.append(json);
+        out.append(output(stream, rest, nowMs));
     }
 }
 
@@ -107,25 +103,42 @@ QJsonObject ExecdEventFormat::finalError(const sdk::Event &done, qint64 nowMs) c
     return json;
 }
 
+QJsonObject ExecdEventFormat::output(const QString &stream, const QString &text, qint64 nowMs)
+{
+    QJsonObject json = event(stream == QLatin1String("stderr") ? "stderr" : "stdout", nowMs);
+    json.insert(QStringLiteral("text"), text);
+    return json;
+}
+
+QList<QJsonObject> ExecdEventFormat::flushPending(qint64 nowMs)
+{
+    if (const std::optional<WholeLines::Piece> held = m_wholeLines.take())
+        return {output(held->stream, held->text, nowMs)};
+    return {};
+}
+
 QList<QJsonObject> ExecdEventFormat::translate(const sdk::Event &source, qint64 nowMs)
 {
-    QList<QJsonObject> out;
     const QJsonObject &fields = source.fields;
-    switch (source.kind) {
-    case sdk::Event::Kind::Stream: {
+    if (source.kind == sdk::Event::Kind::Stream) {
+        QList<QJsonObject> out;
         const QString name = fields.value(QStringLiteral("name")).toString();
         const QString text = fields.value(QStringLiteral("text")).toString();
         if (text.isEmpty())
-            break;
+            return out;
         if (m_mode == Mode::Command) {
             lines(name, text, nowMs, out);
-            break;
+            return out;
         }
-        QJsonObject json = event(name == QLatin1String("stderr") ? "stderr" : "stdout", nowMs);
-        json.insert(QStringLiteral("text"), text);
-        out.append(json);
-        break;
+        for (const WholeLines::Piece &piece : m_wholeLines.add(name, text))
+            out.append(output(piece.stream, piece.text, nowMs));
+        return out;
     }
+    // Held-back output came first.
+    QList<QJsonObject> out = flushPending(nowMs);
+    switch (source.kind) {
+    case sdk::Event::Kind::Stream:
+        break;
     case sdk::Event::Kind::Display: {
         QJsonObject json = event("result", nowMs);
         json.insert(QStringLiteral("results"), results(fields.value(QStringLiteral("data")).toObject()));

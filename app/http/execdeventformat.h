@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "wholelines.h"
+
 #include <replhost/sdk/event.h>
 
 #include <QByteArray>
@@ -18,8 +20,10 @@ namespace replhost::http {
 // them).
 //
 //   replhost event                      execd events
-//   stream (stdout/stderr)              stdout / stderr {text}; for commands one event per line,
-//                                       the terminator stripped, an empty line sent as "\n"
+//   stream (stdout/stderr)              stdout / stderr {text}: for code whole lines
+//                                       (WholeLines, the rest held back until its line ends or
+//                                       flushPending()); for commands one event per line, the
+//                                       terminator stripped, an empty line sent as "\n"
 //   display                             result {results}
 //   result                              execution_count {execution_count}, result {results}
 //   error                               error {error: {ename, evalue, traceback}}
@@ -39,6 +43,9 @@ public:
 
     // The execd events for one replhost event, stamped with `nowMs`.
     QList<QJsonObject> translate(const sdk::Event &event, qint64 nowMs);
+    // Code: the output held back for want of a line end; empty when there is none.
+    QList<QJsonObject> flushPending(qint64 nowMs);
+    bool hasPending() const { return m_wholeLines.hasPending(); }
 
     // The first event of every stream: `id` is what DELETE /code?id= (or /command?id=) takes.
     static QJsonObject init(const QString &id, qint64 nowMs);
@@ -51,6 +58,7 @@ public:
 
 private:
     static QJsonObject event(const char *type, qint64 nowMs);
+    static QJsonObject output(const QString &stream, const QString &text, qint64 nowMs);
     void lines(const QString &stream, const QString &text, qint64 nowMs, QList<QJsonObject> &out);
     void flushLines(qint64 nowMs, QList<QJsonObject> &out);
     QJsonObject finalError(const sdk::Event &done, qint64 nowMs) const;
@@ -58,6 +66,7 @@ private:
     Mode m_mode;
     bool m_errorSent = false;
     QHash<QString, QString> m_partialLines;  // command mode: per stream, text after the last '\n'
+    WholeLines m_wholeLines;                 // code mode
 };
 
 } // namespace replhost::http

@@ -61,10 +61,20 @@ QByteArray ExecdStream::translate(const sdk::Event &event, int)
     sdk::Event translated = event;
     if (event.kind == sdk::Event::Kind::Done && !event.fields.contains(QStringLiteral("duration_ms")))
         translated.fields.insert(QStringLiteral("duration_ms"), execution()->durationMs());
+    return frames(m_format.translate(translated, nowMs()));
+}
+
+QByteArray ExecdStream::frames(const QList<QJsonObject> &events)
+{
     QByteArray bytes;
-    for (const QJsonObject &wire : m_format.translate(translated, nowMs()))
+    for (const QJsonObject &wire : events)
         bytes += ExecdEventFormat::frame(wire);
     return bytes;
+}
+
+QByteArray ExecdStream::releaseHeld()
+{
+    return frames(m_format.flushPending(nowMs()));
 }
 
 QByteArray ExecdStream::keepAlive()

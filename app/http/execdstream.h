@@ -37,6 +37,11 @@ private:
     QByteArray preamble() override;
     QByteArray translate(const sdk::Event &event, int index) override;
     QByteArray keepAlive() override;
+    bool holdsOutput() const override { return m_format.hasPending(); }
+    QByteArray releaseHeld() override;
+    // An execution that finished without its done event reaching the stream: what was held.
+    QByteArray epilogue() override { return releaseHeld(); }
+    static QByteArray frames(const QList<QJsonObject> &events);
 
     ExecdEventFormat m_format;
     QString m_initId;

@@ -27,6 +27,16 @@ ExecutionStream::ExecutionStream(std::shared_ptr<HttpExchange> exchange, core::E
 {
     m_keepAlive.setInterval(std::max(1, keepAliveMs));
     connect(&m_keepAlive, &QTimer::timeout, this, [this] { send(keepAlive()); });
+    m_hold.setSingleShot(true);
+    m_hold.setInterval(kHoldMs);
+    connect(&m_hold, &QTimer::timeout, this, [this] {
+        if (m_nextIndex < m_execution->eventCount()) {
+            m_hold.start();  // what ends the held line may be waiting in the events
+            return;
+        }
+        if (const QByteArray held = releaseHeld(); !held.isEmpty())
+            send(held);
+    });
 }
 
 ExecutionStream::~ExecutionStream() = default;
@@ -112,8 +122,16 @@ void ExecutionStream::write(const sdk::Event &event, int index)
     m_doneWritten = event.kind == sdk::Event::Kind::Done;
     if (const QByteArray bytes = translate(event, index); !bytes.isEmpty() && !send(bytes))
         return;
-    if (event.kind == sdk::Event::Kind::Done)
+    if (event.kind == sdk::Event::Kind::Done) {
         finish();
+        return;
+    }
+    // Timed from the moment something is held, not restarted by later output: text that
+    // never ends its line (a progress bar) still goes out every kHoldMs.
+    if (!holdsOutput())
+        m_hold.stop();
+    else if (!m_hold.isActive())
+        m_hold.start();
 }
 
 bool ExecutionStream::congested() const
@@ -157,6 +175,7 @@ void ExecutionStream::stop()
         return;
     m_stopped = true;
     m_keepAlive.stop();
+    m_hold.stop();
     m_lease.reset();  // the client may open another stream at once
     if (m_execution)
         disconnect(m_execution.get(), nullptr, this, nullptr);

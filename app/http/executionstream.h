@@ -60,6 +60,14 @@ protected:
     // The client left before the end. By default the execution runs on.
     virtual void clientLeft() {}
 
+    // Output that a translation holds back for want of a line end (WholeLines) is released
+    // once it has been held for kHoldMs while the stream is caught up with the execution, so a
+    // prompt without one is not held for long, and a line whose end is already among the
+    // events not yet written (a slow client) is never cut. Asked after every event.
+    static constexpr int kHoldMs = 50;
+    virtual bool holdsOutput() const { return false; }
+    virtual QByteArray releaseHeld() { return {}; }
+
     // Writes one chunk. False when the client is gone (the stream has then stopped).
     bool send(const QByteArray &bytes);
     const core::ExecutionPtr &execution() const { return m_execution; }
@@ -80,6 +88,7 @@ private:
     QPointer<QTcpSocket> m_socket;
     StreamLimiter::Lease m_lease;
     QTimer m_keepAlive;
+    QTimer m_hold;  // runs while output is held back (holdsOutput())
     int m_nextIndex = 0;  // the cursor: the next event to write
     bool m_stopped = false;
     bool m_pumping = false;

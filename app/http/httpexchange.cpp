@@ -48,6 +48,8 @@ HeaderList HttpExchange::commonHeaders() const
 {
     HeaderList headers = m_extraHeaders;
     headers.emplaceBack("Date", HttpResponse::date());
+    if (const QByteArray id = HttpResponse::requestId(m_request.headers); !id.isEmpty())
+        headers.emplaceBack("X-Request-ID", id);
     if (m_closeAfter)
         headers.emplaceBack("Connection", "close");
     return headers;

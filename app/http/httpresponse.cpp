@@ -129,4 +129,21 @@ QByteArray HttpResponse::errorBody(const QString &code, const QString &message)
     return QJsonDocument(error).toJson(QJsonDocument::Compact) + '\n';
 }
 
+QByteArray HttpResponse::requestId(const HeaderList &requestFields)
+{
+    static constexpr QByteArrayView kName("x-request-id");
+    for (const auto &[name, value] : requestFields) {
+        if (name.size() != kName.size() || QByteArrayView(name).compare(kName, Qt::CaseInsensitive) != 0)
+            continue;
+        if (value.isEmpty() || value.size() > 256)
+            return {};
+        for (const char c : value) {
+            if (c < 0x20 || c > 0x7e)
+                return {};
+        }
+        return value;
+    }
+    return {};
+}
+
 } // namespace replhost::http

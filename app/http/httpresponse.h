@@ -24,6 +24,12 @@ public:
 
     // The body of every error this server sends: {"code": ..., "message": ...} and a newline.
     static QByteArray errorBody(const QString &code, const QString &message);
+
+    // The request's X-Request-ID as every answer to it echoes it (success, error, stream or a
+    // refusal from the head), so a client can match an answer to what it sent, as OpenSandbox's
+    // SDKs do in their errors. Empty when the request has none, or one longer than 256 bytes or
+    // with bytes other than visible ASCII and spaces, which is then not repeated.
+    static QByteArray requestId(const HeaderList &requestFields);
 };
 
 } // namespace replhost::http

@@ -56,6 +56,28 @@ QString OpenSandboxExecdApi::basePath(const QString &workspace)
     return prefix() + QLatin1Char('/') + QString::fromLatin1(QUrl::toPercentEncoding(workspace));
 }
 
+QString OpenSandboxExecdApi::proxyPath(const QString &workspace, int port)
+{
+    return QStringLiteral("/opensandbox/sandboxes/%1/proxy/%2")
+            .arg(QString::fromLatin1(QUrl::toPercentEncoding(workspace))).arg(port);
+}
+
+void OpenSandboxExecdApi::servePathOfProxy(QString &path)
+{
+    static const QString kSandboxes = QStringLiteral("/opensandbox/sandboxes/");
+    static const QString kProxy = QStringLiteral("/proxy/%1").arg(kExecdPort);
+    if (!path.startsWith(kSandboxes))
+        return;
+    const qsizetype idEnd = path.indexOf(QLatin1Char('/'), kSandboxes.size());
+    if (idEnd <= kSandboxes.size() || QStringView(path).mid(idEnd, kProxy.size()) != kProxy)
+        return;
+    const qsizetype rest = idEnd + kProxy.size();
+    if (rest < path.size() && path.at(rest) != QLatin1Char('/'))
+        return;  // another port that starts with execd's digits
+    // "/opensandbox/sandboxes/<id>/proxy/44772/x" → "/opensandbox/execd/<id>/x"
+    path = prefix() + path.mid(kSandboxes.size() - 1, idEnd - kSandboxes.size() + 1) + path.mid(rest);
+}
+
 void OpenSandboxExecdApi::registerRoutes(Router &router)
 {
     auto bind = [this](void (OpenSandboxExecdApi::*handler)(const ExchangePtr &)) {

@@ -50,6 +50,17 @@ public:
     // The execd base path of a workspace, without scheme and host: "/opensandbox/execd/<ws>".
     static QString basePath(const QString &workspace);
 
+    // execd's port inside an OpenSandbox sandbox, the one its SDKs ask an endpoint for.
+    static constexpr int kExecdPort = 44772;
+    // Where the lifecycle API says a sandbox's `port` is, without scheme and host: the form of
+    // OpenSandbox's server proxy, "/opensandbox/sandboxes/<ws>/proxy/<port>", a route ending in
+    // the port as OpenSandbox's clients check. Only execd's port leads anywhere.
+    static QString proxyPath(const QString &workspace, int port);
+    // A request path under execd's proxy path is served as the same path under basePath():
+    // `path` is rewritten so, before routing (and the logs); any other path is left alone. The
+    // proxy path is not a second set of routes, the way OpenSandbox's proxy is not one either.
+    static void servePathOfProxy(QString &path);
+
     void registerRoutes(Router &router);
 
 private:

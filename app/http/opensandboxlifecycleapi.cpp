@@ -278,11 +278,12 @@ void OpenSandboxLifecycleApi::endpoint(const ExchangePtr &exchange)
     }
     if (!sandboxOf(*exchange))
         return;
-    // Every port leads to the execd surface: there is no container whose other ports could be
-    // reached. The host is the one the client used (the security gate has checked it).
+    // Any port has an endpoint (the SDKs ask for egress's too when they create a sandbox), but
+    // only execd's leads anywhere: there is no container whose other ports could be reached.
+    // The host is the one the client used (the security gate has checked it).
     const QString host = QString::fromLatin1(exchange->request().header("host")).trimmed();
     exchange->sendJson(200, QJsonObject{
-            {QStringLiteral("endpoint"), host + OpenSandboxExecdApi::basePath(id)},
+            {QStringLiteral("endpoint"), host + OpenSandboxExecdApi::proxyPath(id, port)},
             {QStringLiteral("headers"),
              QJsonObject{{QString::fromLatin1(execdTokenHeader()), QString::fromLatin1(m_token)}}},
     });

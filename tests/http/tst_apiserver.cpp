@@ -33,6 +33,9 @@ private slots:
     void allowedOriginsAreAccepted_data();
     void allowedOriginsAreAccepted();
     void preflightIsAnsweredWithoutToken();
+    void requestIdIsEchoedOnEveryAnswer_data();
+    void requestIdIsEchoedOnEveryAnswer();
+    void unusableRequestIdIsNotEchoed();
     void infoReportsTheFourVersions();
     void infoReportsTheDatabaseSize();
     void malformedJsonIs400();
@@ -198,6 +201,57 @@ void tst_ApiServer::preflightIsAnsweredWithoutToken()
     const auto refused = client().request("OPTIONS", QStringLiteral("/v1/contexts"), {},
                                           {{"Origin", "http://evil.example"}}, false);
     QCOMPARE(refused.status, 403);
+}
+
+void tst_ApiServer::requestIdIsEchoedOnEveryAnswer_data()
+{
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<bool>("withToken");
+    QTest::addColumn<int>("status");
+
+    QTest::newRow("native success") << QByteArray("GET") << "/v1/info" << QByteArray() << true << 200;
+    QTest::newRow("native 404") << QByteArray("GET") << "/v1/contexts/nope" << QByteArray() << true << 404;
+    QTest::newRow("405") << QByteArray("DELETE") << "/v1/info" << QByteArray() << true << 405;
+    QTest::newRow("400 malformed body")
+        << QByteArray("POST") << "/v1/contexts" << QByteArray("{") << true << 400;
+    // Refused from the head, before a body is read, by the connection's guard.
+    QTest::newRow("401 from the head") << QByteArray("GET") << "/v1/info" << QByteArray() << false << 401;
+    QTest::newRow("401 with a body") << QByteArray("POST") << "/v1/contexts" << QByteArray("{}") << false << 401;
+    QTest::newRow("command stream")
+        << QByteArray("POST") << "/v1/commands" << QByteArray("{\"command\":\"true\"}") << true << 200;
+    QTest::newRow("opensandbox error")
+        << QByteArray("GET") << "/opensandbox/v1/sandboxes/nope" << QByteArray() << true << 404;
+    QTest::newRow("e2b error")
+        << QByteArray("DELETE") << "/e2b/{token}/contexts/nope" << QByteArray() << false << 404;
+}
+
+void tst_ApiServer::requestIdIsEchoedOnEveryAnswer()
+{
+    QFETCH(QByteArray, method);
+    QFETCH(QString, path);
+    QFETCH(QByteArray, body);
+    QFETCH(bool, withToken);
+    QFETCH(int, status);
+    path.replace(QStringLiteral("{token}"), QString::fromLatin1(m_server.token()));
+    Headers headers{{"X-Request-ID", "req-7f3a 2"}};
+    if (!body.isEmpty())
+        headers.emplaceBack("Content-Type", "application/json");
+    const auto response = client().request(method, path, body, headers, withToken);
+    QCOMPARE(response.status, status);
+    QCOMPARE(response.header("X-Request-ID"), QByteArray("req-7f3a 2"));
+}
+
+void tst_ApiServer::unusableRequestIdIsNotEchoed()
+{
+    for (const QByteArray &id : {QByteArray(257, 'a'), QByteArray("caf\xc3\xa9")}) {
+        const auto response = client().request("GET", QStringLiteral("/v1/info"), {}, {{"X-Request-ID", id}});
+        QCOMPARE(response.status, 200);
+        QCOMPARE(response.header("X-Request-ID"), QByteArray());
+    }
+    const auto none = client().get(QStringLiteral("/v1/info"));
+    QCOMPARE(none.header("X-Request-ID"), QByteArray());
 }
 
 void tst_ApiServer::infoReportsTheFourVersions()

@@ -53,9 +53,12 @@ private slots:
     void errorCarriesNameValueAndTraceback();
     void indentedCellGivesItsResultAndFigure();
     void shellEscapePrintsTheCwd();
+    void outputArrivesInWholeLines();
     void languagesRunInTheirDefaultContext_data();
     void languagesRunInTheirDefaultContext();
     void envVarsHoldForOneRunOnly();
+    void javaSeesRunEnvAsSystemProperties();
+    void firstRequestFindsDefaultPythonAndJavaScriptContexts();
     void contextLifecycle();
     void contextAndLanguageTogetherIs400();
     void unknownContextIs404_data();
@@ -293,6 +296,24 @@ void tst_E2bWire::shellEscapePrintsTheCwd()
              QStringLiteral("2"));
 }
 
+void tst_E2bWire::outputArrivesInWholeLines()
+{
+    // CPython writes a print's text and its line end separately: the pipe may give them apart.
+    QStringList lines;
+    for (const QJsonObject &line : execute({{QStringLiteral("code"),
+                                             QStringLiteral("for i in range(1000):\n    print(i, flush=True)")}})) {
+        if (line.value(QStringLiteral("type")) != QLatin1String("stdout"))
+            continue;
+        const QString text = line.value(QStringLiteral("text")).toString();
+        QVERIFY2(text.endsWith(QLatin1Char('\n')), qPrintable(text));
+        lines += text.chopped(1).split(QLatin1Char('\n'));
+    }
+    QStringList expected;
+    for (int i = 0; i < 1000; ++i)
+        expected.append(QString::number(i));
+    QCOMPARE(lines, expected);
+}
+
 void tst_E2bWire::languagesRunInTheirDefaultContext_data()
 {
     QTest::addColumn<QString>("language");
@@ -371,6 +392,49 @@ void tst_E2bWire::envVarsHoldForOneRunOnly()
              {QStringLiteral("env_vars"), QJsonObject{{QStringLiteral("REPLHOST_E2B_WIRE"), QStringLiteral("for this run")}}}});
     QCOMPARE(mainText(during), QStringLiteral("for this run"));
     QCOMPARE(mainText(execute({{QStringLiteral("code"), read}})), QStringLiteral("unset"));
+}
+
+void tst_E2bWire::javaSeesRunEnvAsSystemProperties()
+{
+    if (const QString missing = ApiClient(m_server.port(), m_server.token()).missingLanguage(QStringLiteral("java"));
+        !missing.isEmpty())
+        QSKIP(qPrintable(missing));
+    // E2B's Java kernel passes a run's env as system properties; its clients read either.
+    const QString read = QStringLiteral(
+            "System.out.println(System.getProperty(\"REPLHOST_E2B_JAVA\", \"unset\") + \" \" + System.getenv(\"REPLHOST_E2B_JAVA\"));");
+    const QList<QJsonObject> during = execute(
+            {{QStringLiteral("code"), read}, {QStringLiteral("language"), QStringLiteral("java")},
+             {QStringLiteral("env_vars"), QJsonObject{{QStringLiteral("REPLHOST_E2B_JAVA"), QStringLiteral("it's \"quoted\"")}}}});
+    QCOMPARE(findLine(during, QStringLiteral("stdout")).value(QStringLiteral("text")).toString(),
+             QStringLiteral("it's \"quoted\" it's \"quoted\"\n"));
+    const QList<QJsonObject> after = execute(
+            {{QStringLiteral("code"), read}, {QStringLiteral("language"), QStringLiteral("java")}});
+    QCOMPARE(findLine(after, QStringLiteral("stdout")).value(QStringLiteral("text")).toString(),
+             QStringLiteral("unset null\n"));
+}
+
+void tst_E2bWire::firstRequestFindsDefaultPythonAndJavaScriptContexts()
+{
+    ServerProcess fresh;
+    QVERIFY2(fresh.start({}), qPrintable(fresh.error()));
+    const ApiClient native(fresh.port(), fresh.token());
+    QStringList expected{QStringLiteral("python")};
+    if (native.missingLanguage(QStringLiteral("javascript")).isEmpty())
+        expected.append(QStringLiteral("javascript"));
+    // As E2B's server starts with them: the first listing a client makes has both.
+    const QString prefix = QStringLiteral("/e2b/") + QString::fromLatin1(fresh.token());
+    const auto listed = ApiClient(fresh.port(), {}).request("GET", prefix + QStringLiteral("/contexts"), {}, {}, false);
+    QCOMPARE(listed.status, 200);
+    QStringList languages;
+    for (const QJsonValue &context : listed.array())
+        languages.append(context[QStringLiteral("language")].toString());
+    QCOMPARE(languages, expected);
+    // They are the languages' default contexts, and a removed one is not made again.
+    const QString python = listed.array().at(0)[QStringLiteral("id")].toString();
+    QCOMPARE(ApiClient(fresh.port(), {}).request("DELETE", prefix + QStringLiteral("/contexts/") + python, {}, {}, false).status, 200);
+    const auto again = ApiClient(fresh.port(), {}).request("GET", prefix + QStringLiteral("/contexts"), {}, {}, false);
+    QCOMPARE(again.array().size(), expected.size() - 1);
+    QCOMPARE(fresh.stop(), 0);
 }
 
 void tst_E2bWire::contextLifecycle()

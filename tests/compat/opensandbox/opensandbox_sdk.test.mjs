@@ -108,13 +108,17 @@ test('create answers Running with the recorded image, metadata and expiry', asyn
   assert.equal(await sandbox.isHealthy(), true)
 })
 
-test('endpoints answer for any port, without a scheme, with the execd token', async () => {
+test('endpoints answer for any port, without a scheme, in the form OpenSandbox checks', async () => {
   for (const port of [44772, 18080, 8080]) {
     const other = await sandbox.getEndpoint(port)
     assert.doesNotMatch(other.endpoint, /^[a-z]+:\/\//)
-    assert.ok(other.endpoint.endsWith(`/opensandbox/execd/${sandbox.id}`), other.endpoint)
+    // OpenSandbox's own end-to-end check (assertEndpointHasPort): a route ends in `/<port>`,
+    // anything else in `:<port>`.
+    assert.ok(other.endpoint.includes('/') ? other.endpoint.endsWith(`/${port}`) : other.endpoint.endsWith(`:${port}`),
+      other.endpoint)
     assert.equal(other.headers['X-EXECD-ACCESS-TOKEN'], apiKey)
   }
+  assert.equal(await sandbox.getEndpointUrl(44772), execdUrl)
 })
 
 test('commands.run streams output and sees the sandbox env', async () => {

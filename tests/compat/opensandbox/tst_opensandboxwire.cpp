@@ -45,6 +45,7 @@ private slots:
     void malformedJsonIsInvalidRequestBody();
     void unknownLanguageIsA400();
     void codeStreamIsCompactJsonAndBlankLines();
+    void codeOutputArrivesInWholeLines();
     void commandOutputIsOneEventPerLine();
     void pingsFillSilences();
     void backgroundCommandsAnswerAtOnceAndKeepTheirLogs();
@@ -52,7 +53,7 @@ private slots:
     void interruptNeedsAKnownId();
 
     void createAnswersEveryRequiredField();
-    void endpointsLeadToExecdForAnyPort();
+    void endpointsEndInTheirPortAndExecdsLeadsToExecd();
     void unsupportedCreateRequestsLeaveNothingBehind_data();
     void unsupportedCreateRequestsLeaveNothingBehind();
     void unknownSandboxIs404_data();
@@ -339,6 +340,29 @@ void tst_OpenSandboxWire::codeStreamIsCompactJsonAndBlankLines()
     QVERIFY(stream[4].value(QStringLiteral("execution_time")).toInteger() >= 0);
 }
 
+void tst_OpenSandboxWire::codeOutputArrivesInWholeLines()
+{
+    if (const QString missing = client().missingLanguage(QStringLiteral("python")); !missing.isEmpty())
+        QSKIP(qPrintable(missing));
+    const QString context = createContext();
+    // CPython writes a print's text and its line end separately: the pipe may give them apart.
+    const auto response = osb("POST", execd(QStringLiteral("/code")),
+                              compact({{QStringLiteral("code"), QStringLiteral("for i in range(1000):\n    print(i, flush=True)")},
+                                       {QStringLiteral("context"), QJsonObject{{QStringLiteral("id"), context}}}}));
+    QStringList lines;
+    for (const QJsonObject &event : events(response)) {
+        if (event.value(QStringLiteral("type")) != QLatin1String("stdout"))
+            continue;
+        const QString text = event.value(QStringLiteral("text")).toString();
+        QVERIFY2(text.endsWith(QLatin1Char('\n')), qPrintable(text));
+        lines += text.chopped(1).split(QLatin1Char('\n'));
+    }
+    QStringList expected;
+    for (int i = 0; i < 1000; ++i)
+        expected.append(QString::number(i));
+    QCOMPARE(lines, expected);
+}
+
 void tst_OpenSandboxWire::commandOutputIsOneEventPerLine()
 {
     const auto response = osb("POST", execd(QStringLiteral("/command")),
@@ -447,21 +471,34 @@ void tst_OpenSandboxWire::createAnswersEveryRequiredField()
     QCOMPARE(client().get(QStringLiteral("/v1/workspaces/") + id).status, 404);
 }
 
-void tst_OpenSandboxWire::endpointsLeadToExecdForAnyPort()
+void tst_OpenSandboxWire::endpointsEndInTheirPortAndExecdsLeadsToExecd()
 {
     for (const int port : {44772, 18080, 1}) {
         const auto response = osb("GET", QStringLiteral("/opensandbox/v1/sandboxes/%1/endpoints/%2?use_server_proxy=false")
                                                  .arg(m_sandbox).arg(port));
         QCOMPARE(response.status, 200);
         const QString endpoint = response.object().value(QStringLiteral("endpoint")).toString();
-        QCOMPARE(endpoint, QStringLiteral("127.0.0.1:%1").arg(m_server.port()) + execd({}));
+        // OpenSandbox's server-proxy form: no scheme, a route that ends in the port (what the
+        // project's own end-to-end checks accept).
+        QCOMPARE(endpoint, QStringLiteral("127.0.0.1:%1/opensandbox/sandboxes/%2/proxy/%3")
+                                   .arg(m_server.port()).arg(m_sandbox).arg(port));
+        QVERIFY(endpoint.endsWith(QLatin1Char('/') + QString::number(port)));
         const QJsonObject headers = response.object().value(QStringLiteral("headers")).toObject();
         QCOMPARE(headers.value(QStringLiteral("X-EXECD-ACCESS-TOKEN")).toString().toLatin1(), m_server.token());
-        // What the SDK then does: the endpoint's headers alone reach execd.
+        // What the SDK then does: the endpoint's headers alone reach execd, on execd's port only.
         const auto ping = client().request("GET", QUrl(QStringLiteral("http://") + endpoint).path() + QStringLiteral("/ping"), {},
                                            {{"X-EXECD-ACCESS-TOKEN", m_server.token()}}, false);
-        QCOMPARE(ping.status, 200);
+        QCOMPARE(ping.status, port == 44772 ? 200 : 404);
     }
+    // The proxy path is execd's path: the same contexts, the same errors.
+    const QString context = createContext(QStringLiteral("bash"));
+    const QString proxied = QStringLiteral("/opensandbox/sandboxes/%1/proxy/44772").arg(m_sandbox);
+    if (!context.isEmpty())
+        QCOMPARE(osb("GET", proxied + QStringLiteral("/code/contexts/") + context).object()
+                         .value(QStringLiteral("id")).toString(), context);
+    QCOMPARE(osb("GET", proxied + QStringLiteral("/code/contexts/nope")).status, 404);
+    QCOMPARE(osb("GET", QStringLiteral("/opensandbox/sandboxes/%1/proxy/447720/ping").arg(m_sandbox)).status, 404);
+    QCOMPARE(osb("GET", QStringLiteral("/opensandbox/sandboxes/nope/proxy/44772/ping")).status, 404);
     QCOMPARE(osb("GET", QStringLiteral("/opensandbox/v1/sandboxes/%1/endpoints/70000").arg(m_sandbox)).status, 400);
 }
 

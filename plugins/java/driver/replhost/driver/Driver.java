@@ -960,6 +960,39 @@ public final class Driver {
         return saved;
     }
 
+    // A run's own variables are its system properties too, for the run: E2B's Java kernel
+    // passes a run's env that way and its clients read System.getProperty. Returns what the
+    // properties were before (null: not set).
+    private static Map<String, String> applyRunProperties(Object env) {
+        Map<String, String> saved = new LinkedHashMap<>();
+        if (!(env instanceof Map))
+            return saved;
+        Object exec = ((Map<?, ?>) env).get("exec");
+        Object set = exec instanceof Map ? ((Map<?, ?>) exec).get("set") : null;
+        if (!(set instanceof Map))
+            return saved;
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) set).entrySet()) {
+            String key = String.valueOf(e.getKey());
+            if (key.isEmpty())
+                continue;
+            saved.putIfAbsent(key, System.getProperty(key));
+            if (e.getValue() == null)
+                System.clearProperty(key);
+            else
+                System.setProperty(key, String.valueOf(e.getValue()));
+        }
+        return saved;
+    }
+
+    private static void restoreProperties(Map<String, String> saved) {
+        for (Map.Entry<String, String> e : saved.entrySet()) {
+            if (e.getValue() == null)
+                System.clearProperty(e.getKey());
+            else
+                System.setProperty(e.getKey(), e.getValue());
+        }
+    }
+
     private static void restoreEnv(Map<String, String> saved) {
         for (Map.Entry<String, String> e : saved.entrySet()) {
             try {
@@ -982,11 +1015,13 @@ public final class Driver {
         }
         List<String> errors = new ArrayList<>();
         Map<String, String> saved = new LinkedHashMap<>();
+        Map<String, String> savedProperties = new LinkedHashMap<>();
         String status = "error";
         long t0 = System.nanoTime();
         displayTarget = id instanceof String ? (String) id : String.valueOf(id);
         try {
             saved = applyEnv(req.get("env"), errors);
+            savedProperties = applyRunProperties(req.get("env"));
             Object cwd = req.get("cwd");
             if (cwd instanceof String && !((String) cwd).isEmpty() && errors.isEmpty()) {
                 try {
@@ -1049,6 +1084,7 @@ public final class Driver {
                 interruptRequested = false;
             }
             restoreEnv(saved);
+            restoreProperties(savedProperties);
             Map<String, Object> done = event("done", id);
             done.put("status", status);
             done.put("execution_count", count);
