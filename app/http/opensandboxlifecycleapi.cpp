@@ -5,6 +5,7 @@
 #include "jsonbody.h"
 #include "opensandboxerror.h"
 #include "opensandboxexecdapi.h"
+#include "opensandboxsandboxspec.h"
 #include "router.h"
 
 #include "core/engine.h"
@@ -49,6 +50,16 @@ QJsonObject metadataJson(const QMap<QString, QString> &metadata)
 void notSupported(HttpExchange &exchange, int status, const QString &message)
 {
     exchange.sendError(status, QStringLiteral("NOT_SUPPORTED"), message);
+}
+
+// A create that asks for what cannot be honoured (here: "unsupported", also a limit this machine
+// cannot enforce) is OpenSandbox's 400 NOT_SUPPORTED, not replhost's 501.
+void refuseCreate(HttpExchange &exchange, const Error &error)
+{
+    if (error.code == QLatin1String("unsupported"))
+        notSupported(exchange, 400, error.message);
+    else
+        OpenSandboxError::send(exchange, error);
 }
 
 } // namespace
@@ -166,10 +177,18 @@ void OpenSandboxLifecycleApi::create(const ExchangePtr &exchange)
         return;
     }
 
+    // What the sandbox is, checked whole before anything is made.
+    const Result<QJsonObject> settings = OpenSandboxSandboxSpec::workspaceSettings(
+            body, m_engine.sandbox(), OpenSandboxSandboxSpec::cpusOfThisProcess());
+    if (!settings) {
+        refuseCreate(*exchange, settings.error());
+        return;
+    }
+
     const QString id = QUuid::createUuid().toString(QUuid::WithoutBraces);
-    const Result<storage::WorkspaceRecord> workspace = m_engine.workspaces().create(id);
+    const Result<storage::WorkspaceRecord> workspace = m_engine.workspaces().create(id, {}, *settings);
     if (!workspace) {
-        OpenSandboxError::send(*exchange, workspace.error());
+        refuseCreate(*exchange, workspace.error());
         return;
     }
     if (const Result<void> envSet = m_engine.workspaces().changeEnv(id, *env, {}, {}); !envSet) {

@@ -20,12 +20,20 @@ assert.ok(domain && apiKey, 'OPEN_SANDBOX_DOMAIN and OPEN_SANDBOX_API_KEY must p
 const connectionConfig = () => new ConnectionConfig({ domain, apiKey, protocol: 'http' })
 const minutes = (n) => n * 60 * 1000
 
+// A create means a replhost sandbox: where the machine cannot make one, tst_opensandboxsdk says
+// so and the suite asks for a plain directory.
+const extensions = process.env.REPLHOST_OSB_ISOLATION ? { 'replhost.isolation': process.env.REPLHOST_OSB_ISOLATION } : {}
+
+// The SDK's default resource is { cpu: '1', memory: '2Gi' }; replhost has no CPU rate limit and
+// refuses a cpu below the machine's CPUs, so the memory limit is asked alone.
 const sandbox = await Sandbox.create({
   connectionConfig: connectionConfig(),
   image: 'opensandbox/code-interpreter:v1.1.0',
   env: { GREETING: 'hello from the env layer' },
   metadata: { suite: 'replhost' },
   timeoutSeconds: 600,
+  resource: { memory: '2Gi' },
+  extensions,
 })
 after(() => sandbox.close())
 
@@ -106,6 +114,13 @@ test('create answers Running with the recorded image, metadata and expiry', asyn
   const left = info.expiresAt.getTime() - Date.now()
   assert.ok(left > minutes(9) && left <= minutes(10), `expires in ${left} ms`)
   assert.equal(await sandbox.isHealthy(), true)
+})
+
+test('what a sandbox cannot honour is refused, not ignored', async () => {
+  await rejectsWithStatus(Sandbox.create({ connectionConfig: connectionConfig(), image: 'python:3.11',
+    resource: { cpu: '500m', memory: '1Gi' }, extensions }), 400)
+  await rejectsWithStatus(Sandbox.create({ connectionConfig: connectionConfig(), image: 'python:3.11',
+    resource: { memory: '1Gi' }, networkPolicy: { egress: [{ action: 'allow', target: 'example.com' }] }, extensions }), 400)
 })
 
 test('endpoints answer for any port, without a scheme, in the form OpenSandbox checks', async () => {
@@ -309,6 +324,8 @@ test('a sandbox created with a short timeout is deleted when it expires', async 
     connectionConfig: connectionConfig(),
     image: 'python:3.11',
     timeoutSeconds: 1,
+    resource: { memory: '1Gi' },
+    extensions,
   })
   // Polled until it is gone: the expiry, not the test, decides when.
   for (;;) {

@@ -7,6 +7,7 @@
 
 #include "apiclient.h"
 #include "serverprocess.h"
+#include "sandboxrequirement.h"
 
 #include "http/execdeventformat.h"
 
@@ -14,6 +15,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QTcpServer>
 #include <QTest>
 #include <QUrl>
 
@@ -54,6 +56,11 @@ private slots:
 
     void createAnswersEveryRequiredField();
     void endpointsEndInTheirPortAndExecdsLeadsToExecd();
+    void createMakesASandboxedWorkspace();
+    void memoryLimitStopsAMemoryBomb();
+    void networkPolicyDecidesWhetherTheLoopbackIsReached_data();
+    void networkPolicyDecidesWhetherTheLoopbackIsReached();
+    void createWithoutASandboxHereIsRefusedWithTheReason();
     void unsupportedCreateRequestsLeaveNothingBehind_data();
     void unsupportedCreateRequestsLeaveNothingBehind();
     void unknownSandboxIs404_data();
@@ -85,12 +92,17 @@ private:
 
     ServerProcess m_server;
     QString m_sandbox;
+    // Why this machine cannot make sandboxes (empty: it can). Where it cannot, the sandboxes
+    // of the tests that need none are plain directories, asked for as such.
+    QString m_noSandbox;
 };
 
 QString tst_OpenSandboxWire::createSandbox(ServerProcess &server, const QJsonObject &extra) const
 {
     QJsonObject body{{QStringLiteral("image"), QJsonObject{{QStringLiteral("uri"), QStringLiteral("python:3.11")}}},
                      {QStringLiteral("entrypoint"), QJsonArray{QStringLiteral("tail"), QStringLiteral("-f"), QStringLiteral("/dev/null")}}};
+    if (!m_noSandbox.isEmpty())
+        body.insert(QStringLiteral("extensions"), QJsonObject{{QStringLiteral("replhost.isolation"), QStringLiteral("none")}});
     for (auto it = extra.begin(); it != extra.end(); ++it)
         body.insert(it.key(), it.value());
     const auto response = ApiClient(server.port(), server.token())
@@ -149,6 +161,7 @@ void tst_OpenSandboxWire::initTestCase()
 {
     QVERIFY2(m_server.start({QStringLiteral("--sse-keep-alive"), QString::number(kPingMs)}),
              qPrintable(m_server.error()));
+    m_noSandbox = replhost::testing::sandboxUnavailableReason();
     m_sandbox = createSandbox(m_server, {{QStringLiteral("env"), QJsonObject{{QStringLiteral("WHO"), QStringLiteral("wire")}}}});
     QVERIFY(!m_sandbox.isEmpty());
 }
@@ -448,9 +461,11 @@ void tst_OpenSandboxWire::interruptNeedsAKnownId()
 
 void tst_OpenSandboxWire::createAnswersEveryRequiredField()
 {
-    const auto response = osb("POST", QStringLiteral("/opensandbox/v1/sandboxes"),
-                              R"({"image":{"uri":"ubuntu:24.04"},"entrypoint":["sleep","inf"],"timeout":120,)"
-                              R"("metadata":{"team":"a"},"resourceLimits":{"cpu":"1"},"networkPolicy":{"defaultAction":"deny"}})");
+    QByteArray body = R"({"image":{"uri":"ubuntu:24.04"},"entrypoint":["sleep","inf"],"timeout":120,)"
+                      R"("metadata":{"team":"a"},"resourceLimits":{"memory":"1Gi"})";
+    body += m_noSandbox.isEmpty() ? QByteArray(R"(,"networkPolicy":{"defaultAction":"deny"}})")
+                                  : QByteArray(R"(,"extensions":{"replhost.isolation":"none"}})");
+    const auto response = osb("POST", QStringLiteral("/opensandbox/v1/sandboxes"), body);
     QCOMPARE(response.status, 202);
     const QJsonObject sandbox = response.object();
     QVERIFY(!sandbox.value(QStringLiteral("id")).toString().isEmpty());
@@ -502,6 +517,114 @@ void tst_OpenSandboxWire::endpointsEndInTheirPortAndExecdsLeadsToExecd()
     QCOMPARE(osb("GET", QStringLiteral("/opensandbox/v1/sandboxes/%1/endpoints/70000").arg(m_sandbox)).status, 400);
 }
 
+void tst_OpenSandboxWire::createMakesASandboxedWorkspace()
+{
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_noSandbox);
+    // What OpenSandbox's SDK sends by default, less the cpu replhost cannot hold.
+    const QString id = createSandbox(m_server, {{QStringLiteral("resourceLimits"), QJsonObject{{QStringLiteral("memory"), QStringLiteral("2Gi")}}}});
+    QVERIFY(!id.isEmpty());
+    const QJsonObject settings = client().get(QStringLiteral("/v1/workspaces/") + id).object()
+                                         .value(QStringLiteral("settings")).toObject();
+    QCOMPARE(settings.value(QStringLiteral("isolation")).toString(), QStringLiteral("sandbox"));
+    // No networkPolicy: OpenSandbox's default, egress allowed.
+    QCOMPARE(settings.value(QStringLiteral("network")).toBool(), true);
+    QCOMPARE(settings.value(QStringLiteral("limits")).toObject().value(QStringLiteral("memory_bytes")).toInteger(),
+             qint64(2) << 30);
+    // The code inside sees the sandbox: the server's token, in its data directory, is not there.
+    QVERIFY(QFile::exists(m_server.dataDir() + QStringLiteral("/token")));
+    const auto command = osb("POST", QStringLiteral("/opensandbox/execd/%1/command").arg(id),
+                             compact({{QStringLiteral("command"), QStringLiteral("test -e %1/token && echo visible || echo hidden")
+                                                                          .arg(m_server.dataDir())}}));
+    QStringList printed;
+    for (const QJsonObject &event : events(command))
+        if (event.value(QStringLiteral("type")) == QLatin1String("stdout"))
+            printed.append(event.value(QStringLiteral("text")).toString());
+    QCOMPARE(printed, QStringList{QStringLiteral("hidden")});
+    QCOMPARE(osb("DELETE", QStringLiteral("/opensandbox/v1/sandboxes/") + id).status, 204);
+}
+
+void tst_OpenSandboxWire::memoryLimitStopsAMemoryBomb()
+{
+    if (const QString missing = client().missingLanguage(QStringLiteral("python")); !missing.isEmpty())
+        QSKIP(qPrintable(missing));
+    const QString id = createSandbox(m_server, {{QStringLiteral("resourceLimits"), QJsonObject{{QStringLiteral("memory"), QStringLiteral("256Mi")}}}});
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/") + id).object().value(QStringLiteral("settings")).toObject()
+                     .value(QStringLiteral("limits")).toObject().value(QStringLiteral("memory_bytes")).toInteger(),
+             qint64(256) << 20);
+    const auto created = osb("POST", QStringLiteral("/opensandbox/execd/%1/code/context").arg(id),
+                             compact({{QStringLiteral("language"), QStringLiteral("python")}}));
+    QCOMPARE(created.status, 200);
+    const QJsonObject context{{QStringLiteral("id"), created.object().value(QStringLiteral("id")).toString()}};
+    const auto run = [&](const QString &code) {
+        return events(osb("POST", QStringLiteral("/opensandbox/execd/%1/code").arg(id),
+                          compact({{QStringLiteral("code"), code}, {QStringLiteral("context"), context}})));
+    };
+    // Within the limit a run is what it always is; past it the bomb is stopped.
+    QVERIFY(types(run(QStringLiteral("small = bytearray(32 << 20)"))).contains(QStringLiteral("execution_complete")));
+    const QList<QJsonObject> bomb = run(QStringLiteral("blocks = []\nwhile True:\n    blocks.append(bytearray(16 << 20))"));
+    QVERIFY2(types(bomb).contains(QStringLiteral("error")), qPrintable(types(bomb).join(QLatin1Char(' '))));
+    QVERIFY(!types(bomb).contains(QStringLiteral("execution_complete")));
+    QCOMPARE(osb("DELETE", QStringLiteral("/opensandbox/v1/sandboxes/") + id).status, 204);
+}
+
+void tst_OpenSandboxWire::networkPolicyDecidesWhetherTheLoopbackIsReached_data()
+{
+    QTest::addColumn<QJsonValue>("policy");
+    QTest::addColumn<QString>("printed");
+    QTest::newRow("deny") << QJsonValue(QJsonObject{{QStringLiteral("defaultAction"), QStringLiteral("deny")}}) << "unreachable";
+    QTest::newRow("allow") << QJsonValue(QJsonObject{{QStringLiteral("defaultAction"), QStringLiteral("allow")}}) << "reached";
+    // OpenSandbox's default: egress allowed.
+    QTest::newRow("none given") << QJsonValue() << "reached";
+}
+
+void tst_OpenSandboxWire::networkPolicyDecidesWhetherTheLoopbackIsReached()
+{
+    QFETCH(QJsonValue, policy);
+    QFETCH(QString, printed);
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_noSandbox);
+    QTcpServer listener;
+    QVERIFY(listener.listen(QHostAddress::LocalHost));
+    const QString id = createSandbox(m_server, policy.isNull() ? QJsonObject{}
+                                                               : QJsonObject{{QStringLiteral("networkPolicy"), policy}});
+    QVERIFY(!id.isEmpty());
+    const auto command = osb("POST", QStringLiteral("/opensandbox/execd/%1/command").arg(id),
+                             compact({{QStringLiteral("command"),
+                                       QStringLiteral("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%1' 2>/dev/null && echo reached || echo unreachable")
+                                               .arg(listener.serverPort())}}));
+    QStringList out;
+    for (const QJsonObject &event : events(command))
+        if (event.value(QStringLiteral("type")) == QLatin1String("stdout"))
+            out.append(event.value(QStringLiteral("text")).toString());
+    QCOMPARE(out, QStringList{printed});
+    QCOMPARE(osb("DELETE", QStringLiteral("/opensandbox/v1/sandboxes/") + id).status, 204);
+}
+
+void tst_OpenSandboxWire::createWithoutASandboxHereIsRefusedWithTheReason()
+{
+    // A server whose bubblewrap cannot run: the machine cannot make the sandbox a create means.
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--bwrap"), QStringLiteral("/nonexistent/bwrap")}), qPrintable(server.error()));
+    const ApiClient api(server.port(), server.token());
+    const Headers key{{"OPEN-SANDBOX-API-KEY", server.token()}};
+    const QJsonObject body{{QStringLiteral("image"), QJsonObject{{QStringLiteral("uri"), QStringLiteral("python:3.11")}}}};
+    const int before = api.get(QStringLiteral("/v1/workspaces")).array().size();
+    const auto refused = api.request("POST", QStringLiteral("/opensandbox/v1/sandboxes"), compact(body), key, false);
+    QCOMPARE(refused.status, 503);
+    QVERIFY2(refused.object().value(QStringLiteral("message")).toString().contains(QStringLiteral("/nonexistent/bwrap")),
+             refused.body.constData());
+    QCOMPARE(api.get(QStringLiteral("/v1/workspaces")).array().size(), before);
+    // Asked for knowingly, a plain directory.
+    QJsonObject plain = body;
+    plain.insert(QStringLiteral("extensions"), QJsonObject{{QStringLiteral("replhost.isolation"), QStringLiteral("none")}});
+    const auto made = api.request("POST", QStringLiteral("/opensandbox/v1/sandboxes"), compact(plain), key, false);
+    QCOMPARE(made.status, 202);
+    QCOMPARE(api.get(QStringLiteral("/v1/workspaces/") + made.object().value(QStringLiteral("id")).toString())
+                     .object().value(QStringLiteral("settings")).toObject().value(QStringLiteral("isolation")).toString(),
+             QStringLiteral("none"));
+    QCOMPARE(server.stop(), 0);
+}
+
 void tst_OpenSandboxWire::unsupportedCreateRequestsLeaveNothingBehind_data()
 {
     QTest::addColumn<QByteArray>("body");
@@ -513,6 +636,28 @@ void tst_OpenSandboxWire::unsupportedCreateRequestsLeaveNothingBehind_data()
     QTest::newRow("zero timeout") << QByteArray(R"({"image":{"uri":"x"},"timeout":0})") << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("env not strings") << QByteArray(R"({"image":{"uri":"x"},"env":{"A":1}})") << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("invalid env name") << QByteArray(R"({"image":{"uri":"x"},"env":{"1=A":"b"}})") << QStringLiteral("INVALID_REQUEST_BODY");
+    // What replhost cannot honour is refused, never recorded and ignored.
+    QTest::newRow("cpu below the machine's")
+        << QByteArray(R"({"image":{"uri":"x"},"resourceLimits":{"cpu":"500m","memory":"1Gi"}})") << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("other resource") << QByteArray(R"({"image":{"uri":"x"},"resourceLimits":{"ephemeral-storage":"1Gi"}})")
+                                    << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("resource requests") << QByteArray(R"({"image":{"uri":"x"},"resourceRequests":{"memory":"1Gi"}})")
+                                       << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("egress rules")
+        << QByteArray(R"({"image":{"uri":"x"},"networkPolicy":{"defaultAction":"deny","egress":[{"action":"allow","target":"example.com"}]}})")
+        << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("unknown extension") << QByteArray(R"({"image":{"uri":"x"},"extensions":{"gpu":"1"}})")
+                                       << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("deny without a sandbox")
+        << QByteArray(R"({"image":{"uri":"x"},"extensions":{"replhost.isolation":"none"},"networkPolicy":{"defaultAction":"deny"}})")
+        << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("another platform") << QByteArray(R"({"image":{"uri":"x"},"platform":{"os":"windows","arch":"amd64"}})")
+                                      << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("secure access") << QByteArray(R"({"image":{"uri":"x"},"secureAccess":true})") << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("memory not a quantity") << QByteArray(R"({"image":{"uri":"x"},"resourceLimits":{"memory":"lots"}})")
+                                           << QStringLiteral("INVALID_REQUEST_BODY");
+    QTest::newRow("bad default action") << QByteArray(R"({"image":{"uri":"x"},"networkPolicy":{"defaultAction":"maybe"}})")
+                                        << QStringLiteral("INVALID_REQUEST_BODY");
 }
 
 void tst_OpenSandboxWire::unsupportedCreateRequestsLeaveNothingBehind()
