@@ -9,6 +9,7 @@
 #include "filescommand.h"
 #include "helptext.h"
 #include "historycommand.h"
+#include "kernelspeccommand.h"
 #include "mcprelay.h"
 #include "runcommand.h"
 #include "serverlauncher.h"
@@ -36,6 +37,8 @@ std::unique_ptr<Command> commandFor(const CommandLine &line, ApiClient &client)
         return std::make_unique<FilesCommand>(line, client);
     if (line.command == "history")
         return std::make_unique<HistoryCommand>(line, client);
+    if (line.command == "kernelspec")
+        return std::make_unique<KernelspecCommand>(line, client);
     return std::make_unique<WorkspacesCommand>(line, client);
 }
 

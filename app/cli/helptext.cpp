@@ -15,6 +15,7 @@ Commands:
   env show|set|unset|clear          env layers of the workspace or of a context
   files ls|get|put                  files of the workspace directory
   history                           the runs of a context, newest first
+  kernelspec install|list|remove    Jupyter kernelspecs that run code in replhost
   mcp                               serve MCP (Model Context Protocol) on stdin/stdout
   workspaces ls|new|rm              the server's workspaces
 
@@ -118,6 +119,31 @@ context.
   --before CURSOR    the page of runs older than CURSOR (printed under a page when
                      there are more)
   --all              every page
+)";
+    }
+    if (command == "kernelspec") {
+        return R"(Usage: replhost-cli kernelspec install [--user | --prefix DIR] [-l LANGUAGE]... [--context ID]
+                                      [--kernel PATH]
+       replhost-cli kernelspec list [--user | --prefix DIR]
+       replhost-cli kernelspec remove NAME... [--user | --prefix DIR]
+
+Jupyter kernelspecs that run cells in replhost contexts (replhost-kernel), for
+Notebook, JupyterLab, VS Code and jupyter console. install writes replhost-LANGUAGE,
+shown as Python (replhost) and so on, for each -l LANGUAGE, else for every language
+the server has a runtime for; each kernel creates a context and deletes it at
+shutdown.
+
+  --user          in the user's Jupyter dir ($JUPYTER_DATA_DIR, else
+                  ~/.local/share/jupyter); default: /usr/local/share/jupyter
+  --prefix DIR    in DIR/share/jupyter (a virtualenv, a conda env, a test)
+  -l, --language  a language to write a kernelspec for (repeatable)
+  --context ID    one kernelspec bound to this context: its kernels run in it and
+                  leave it at shutdown, so a notebook reopens the same state
+  --kernel PATH   the replhost-kernel to run (default: beside replhost-cli, else
+                  on PATH)
+
+--data-dir, --workspace and --url are written into the kernelspecs; a token never
+is. list and remove see only replhost's kernelspecs.
 )";
     }
     if (command == "workspaces") {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serverlauncher.h"
 
-#include <Poco/Path.h>
+#include "siblingexecutable.h"
 
 #include <cerrno>
 #include <chrono>
@@ -16,11 +16,6 @@
 namespace replhost::cli {
 
 namespace {
-
-bool isExecutable(const std::string &path)
-{
-    return !path.empty() && ::access(path.c_str(), X_OK) == 0;
-}
 
 // fork, setsid, fork: the server belongs to no terminal and is nobody's child here, so it
 // outlives this process and leaves no zombie behind. Returns false when the first fork failed.
@@ -58,24 +53,7 @@ bool spawnDetached(const std::string &program, const std::vector<std::string> &a
 
 std::string ServerLauncher::serverExecutable()
 {
-    char self[4096];
-    const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (length > 0) {
-        const std::string beside = Poco::Path(std::string(self, size_t(length))).parent().toString() + "replhost-server";
-        if (isExecutable(beside))
-            return beside;
-    }
-    const char *path = std::getenv("PATH");
-    std::string directories = path ? path : "";
-    size_t start = 0;
-    while (start <= directories.size()) {
-        const size_t end = std::min(directories.find(':', start), directories.size());
-        const std::string directory = directories.substr(start, end - start);
-        if (!directory.empty() && isExecutable(directory + "/replhost-server"))
-            return directory + "/replhost-server";
-        start = end + 1;
-    }
-    return {};
+    return siblingExecutable("replhost-server");
 }
 
 Result<ServerEndpoint> ServerLauncher::locateOrStart(const ServerLocator::Overrides &overrides)
@@ -89,7 +67,7 @@ Result<ServerEndpoint> ServerLauncher::locateOrStart(const ServerLocator::Overri
     const std::string server = serverExecutable();
     if (server.empty())
         return fail(ExitStatus::Unreachable,
-                    found.failure().message + "; and no replhost-server was found beside replhost-cli or on "
+                    found.failure().message + "; and no replhost-server was found beside this program or on "
                                               "PATH to start one");
     const std::string dataDir = ServerLocator::dataDir(overrides.dataDir);
     // The server makes its data dir the same way; the log needs it first.

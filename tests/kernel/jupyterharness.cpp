@@ -29,25 +29,30 @@ QString JupyterHarness::jupyterPath() const
     return m_home.filePath(QStringLiteral("share/jupyter"));
 }
 
-bool JupyterHarness::addKernel(const QString &name, const QStringList &arguments)
+QString JupyterHarness::cliExecutable()
 {
-    const QString directory = jupyterPath() + QStringLiteral("/kernels/") + name;
-    QDir().mkpath(directory);
-    QJsonArray argv{kernelExecutable(), QStringLiteral("-f"), QStringLiteral("{connection_file}")};
-    for (const QString &argument : arguments)
-        argv.append(argument);
-    argv.append(QStringLiteral("--data-dir"));
-    argv.append(m_serverDataDir);
-    const QJsonObject spec{{QStringLiteral("argv"), argv},
-                           {QStringLiteral("display_name"), name},
-                           {QStringLiteral("language"), arguments.value(1)},
-                           {QStringLiteral("interrupt_mode"), QStringLiteral("message")}};
-    QFile file(directory + QStringLiteral("/kernel.json"));
-    if (!file.open(QIODevice::WriteOnly) || file.write(QJsonDocument(spec).toJson()) < 0) {
-        qWarning("cannot write %s", qPrintable(file.fileName()));
-        return false;
-    }
-    return true;
+    return QStringLiteral(REPLHOST_CLI_EXECUTABLE);
+}
+
+JupyterHarness::Run JupyterHarness::cli(const QStringList &arguments, const QMap<QString, QString> &environment) const
+{
+    return run(cliExecutable(), arguments, {}, environment, 60000);
+}
+
+QStringList JupyterHarness::installKernelspecs(const QStringList &arguments)
+{
+    const Run installed = cli(QStringList{QStringLiteral("--data-dir"), m_serverDataDir, QStringLiteral("--json"),
+                                          QStringLiteral("kernelspec"), QStringLiteral("install"),
+                                          QStringLiteral("--prefix"), m_home.path()}
+                              + arguments);
+    QStringList names;
+    const QJsonArray specs = QJsonDocument::fromJson(installed.out).object().value(QStringLiteral("installed")).toArray();
+    for (const QJsonValue &spec : specs)
+        names.append(spec.toObject().value(QStringLiteral("name")).toString());
+    if (installed.exitCode != 0 || names.isEmpty())
+        qWarning("kernelspec install failed (%d): %s%s", installed.exitCode, installed.out.constData(),
+                 installed.err.constData());
+    return names;
 }
 
 QProcessEnvironment JupyterHarness::environment(const QMap<QString, QString> &extra) const

@@ -20,10 +20,11 @@ public:
     // `serverDataDir`: the data dir of the replhost-server the kernels use.
     explicit JupyterHarness(QString serverDataDir);
 
-    // Writes the kernelspec `name` that runs replhost-kernel with `arguments` after its
-    // connection file ("--language", "python"). False (with a warning) when it cannot be written.
-    bool addKernel(const QString &name, const QStringList &arguments);
-
+    // Installs replhost's kernelspecs into the Jupyter home as a user would, with
+    // `replhost-cli --data-dir <server's> kernelspec install --prefix <home> <arguments>`
+    // ("-l", "python"; "--context", ID). The names of the kernelspecs written; empty (with a
+    // warning) when the command failed.
+    QStringList installKernelspecs(const QStringList &arguments);
     // The environment the Jupyter programs run in, with `extra` added.
     QProcessEnvironment environment(const QMap<QString, QString> &extra = {}) const;
     QString jupyterPath() const;
@@ -54,7 +55,11 @@ public:
     static QJsonObject execute(const QString &code, const QString &interruptOn = {});
     static QJsonObject request(const QString &op, const QJsonObject &fields = {});
 
+    // Runs replhost-cli with `arguments` in the environment.
+    Run cli(const QStringList &arguments, const QMap<QString, QString> &environment = {}) const;
+
     static QString kernelExecutable();
+    static QString cliExecutable();
     static QString python();
 
 private:

@@ -63,6 +63,7 @@ private slots:
         QTest::newRow("Qt Widgets") << "replhost" << "Depends" << "libqt6widgets6";
         QTest::newRow("SQLite") << "replhost" << "Depends" << "libsqlite3-0";
         QTest::newRow("Poco") << "replhost" << "Depends" << "libpoconet";
+        QTest::newRow("xeus") << "replhost" << "Depends" << "libxeus6";
         QTest::newRow("C library") << "replhost" << "Depends" << "libc6";
         // A language's runtime is only needed to use that language.
         QTest::newRow("Python") << "replhost" << "Recommends" << "python3";
@@ -88,8 +89,10 @@ private slots:
     {
         QTest::addColumn<QString>("package");
         QTest::addColumn<QString>("file");
-        for (const char *binary : {"replhost", "replhost-server", "replhost-cli"})
+        for (const char *binary : {"replhost", "replhost-server", "replhost-cli", "replhost-kernel"})
             QTest::newRow(binary) << "replhost" << QStringLiteral("usr/bin/") + QLatin1String(binary);
+        QTest::newRow("python kernelspec") << "replhost" << "usr/share/jupyter/kernels/replhost-python/kernel.json";
+        QTest::newRow("bash kernelspec") << "replhost" << "usr/share/jupyter/kernels/replhost-bash/kernel.json";
         QTest::newRow("python plugin") << "replhost" << "usr/lib/replhost/plugins/replhost-python.so";
         QTest::newRow("go plugin") << "replhost" << "usr/lib/replhost/plugins/replhost-go.so";
         QTest::newRow("sdk library") << "replhost" << "usr/lib/libreplhost-sdk.so.1";

@@ -42,8 +42,11 @@ private slots:
     void layoutHasEveryPart_data()
     {
         QTest::addColumn<QString>("file");
-        for (const char *binary : {"replhost", "replhost-server", "replhost-cli"})
+        for (const char *binary : {"replhost", "replhost-server", "replhost-cli", "replhost-kernel"})
             QTest::newRow(binary) << QStringLiteral("bin/") + QLatin1String(binary);
+        for (const char *language : {"python", "bash", "javascript", "perl", "java", "go"})
+            QTest::newRow(qPrintable(QStringLiteral("%1 kernelspec").arg(QLatin1String(language))))
+                    << QStringLiteral("share/jupyter/kernels/replhost-%1/kernel.json").arg(QLatin1String(language));
         for (const char *language : {"python", "bash", "javascript", "perl", "java", "go"})
             QTest::newRow(language) << QStringLiteral("lib/replhost/plugins/replhost-%1.so").arg(QLatin1String(language));
         QTest::newRow("go worker beside the plugins") << "lib/replhost/plugins/replhost-go-worker";
@@ -58,7 +61,7 @@ private slots:
         QTest::newRow("metainfo") << "share/metainfo/" + kAppId + ".metainfo.xml";
         QTest::newRow("scalable icon") << "share/icons/hicolor/scalable/apps/" + kAppId + ".svg";
         QTest::newRow("systemd user unit") << "lib/systemd/user/replhost-server.service";
-        for (const char *page : {"replhost", "replhost-server", "replhost-cli"})
+        for (const char *page : {"replhost", "replhost-server", "replhost-cli", "replhost-kernel"})
             QTest::newRow(qPrintable(QStringLiteral("man page %1").arg(QLatin1String(page))))
                     << QStringLiteral("share/man/man1/%1.1.gz").arg(QLatin1String(page));
         QTest::newRow("readme") << "share/doc/replhost/README.md";
@@ -113,7 +116,7 @@ private slots:
     void manPagesRenderWithoutWarnings_data()
     {
         QTest::addColumn<QString>("page");
-        for (const char *page : {"replhost", "replhost-server", "replhost-cli"})
+        for (const char *page : {"replhost", "replhost-server", "replhost-cli", "replhost-kernel"})
             QTest::newRow(page) << QString::fromLatin1(page);
     }
 
