@@ -3,15 +3,11 @@
 // and the consoles) talks to the real kernel, which talks to a real replhost-server on 127.0.0.1
 // with a temporary data dir.
 
-#include "apiclient.h"
-#include "jupyterharness.h"
-#include "serverprocess.h"
+#include "kerneltestbed.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
-
-#include <memory>
 
 using H = JupyterHarness;
 
@@ -42,51 +38,41 @@ private slots:
     void historyAndCountsAreTheContexts();
 
 private:
-    ApiClient client() const { return ApiClient(m_server->port(), m_server->token()); }
-    // The kernel for `language`, or a skip when its runtime is not installed here.
-    QString kernelFor(const QString &language);
+    ApiClient client() const { return m_bed.client(); }
     QJsonArray drive(const QString &kernel, const QJsonArray &steps, const QMap<QString, QString> &env = {});
     QJsonArray contexts() const { return client().get(QStringLiteral("/v1/contexts")).array(); }
     // A kernelspec bound to `contextId` (--context).
     QString boundKernel(const QString &contextId);
 
-    std::unique_ptr<ServerProcess> m_server;
-    std::unique_ptr<JupyterHarness> m_jupyter;
+    KernelTestBed m_bed;
 };
 
-// QSKIP only leaves the function it is written in, so this is a macro.
-#define KERNEL_FOR(language, variable)                                                   \
-    const QString why_##variable = client().missingLanguage(language);                   \
-    if (!why_##variable.isEmpty())                                                        \
-        QSKIP(qPrintable(why_##variable));                                                \
+// The kernelspec of `language`, after a skip when its runtime is not installed here.
+#define KERNEL_FOR(language, variable)          \
+    REQUIRE_KERNEL_LANGUAGE(m_bed, language);   \
     const QString variable = QStringLiteral("replhost-") + (language)
 
 void tst_JupyterKernel::initTestCase()
 {
-    m_server = std::make_unique<ServerProcess>();
-    QVERIFY2(m_server->start(), qPrintable(m_server->error()));
-    m_jupyter = std::make_unique<JupyterHarness>(m_server->dataDir());
-    // Every language with a runtime here, as `kernelspec install` finds them.
-    QVERIFY(!m_jupyter->installKernelspecs({}).isEmpty());
+    QVERIFY2(m_bed.start(), qPrintable(m_bed.error()));
 }
 
 void tst_JupyterKernel::cleanupTestCase()
 {
-    if (m_server)
-        m_server->stop();
+    m_bed.stop();
 }
 
 QJsonArray tst_JupyterKernel::drive(const QString &kernel, const QJsonArray &steps, const QMap<QString, QString> &env)
 {
-    const QJsonArray results = m_jupyter->drive(kernel, steps, env);
+    const QJsonArray results = m_bed.jupyter().drive(kernel, steps, env);
     if (results.size() != steps.size())
-        qWarning("%s", qPrintable(m_jupyter->error()));
+        qWarning("%s", qPrintable(m_bed.jupyter().error()));
     return results;
 }
 
 QString tst_JupyterKernel::boundKernel(const QString &contextId)
 {
-    return m_jupyter->installKernelspecs({QStringLiteral("--context"), contextId}).value(0);
+    return m_bed.jupyter().installKernelspecs({QStringLiteral("--context"), contextId}).value(0);
 }
 
 void tst_JupyterKernel::executeStreamsOutputAndResult_data()
@@ -348,8 +334,8 @@ void tst_JupyterKernel::contextIsNamedAfterTheNotebook()
             "import json, urllib.request\n"
             "request = urllib.request.Request('http://127.0.0.1:%1/v1/contexts', headers={'Authorization': 'Bearer %2'})\n"
             "print([c['name'] for c in json.load(urllib.request.urlopen(request))])")
-                                 .arg(m_server->port())
-                                 .arg(QString::fromLatin1(m_server->token()));
+                                 .arg(m_bed.server().port())
+                                 .arg(QString::fromLatin1(m_bed.server().token()));
     const QJsonArray results =
             drive(kernel, {H::execute(code)}, {{QStringLiteral("JPY_SESSION_NAME"), QStringLiteral("work/analysis.ipynb")}});
     QCOMPARE(results.size(), 1);
@@ -394,8 +380,7 @@ void tst_JupyterKernel::boundKernelSeesHttpStateAcrossServerRestart()
     QFETCH(QString, setup);
     QFETCH(QString, check);
     QFETCH(QString, expected);
-    KERNEL_FOR(language, unused);
-    Q_UNUSED(unused);
+    REQUIRE_KERNEL_LANGUAGE(m_bed, language);
 
     const QString contextId = client().createContext(language);
     QVERIFY(!contextId.isEmpty());
@@ -409,9 +394,9 @@ void tst_JupyterKernel::boundKernelSeesHttpStateAcrossServerRestart()
     // A bound kernel's shutdown leaves the context.
     QCOMPARE(client().get(QStringLiteral("/v1/contexts/") + contextId).status, 200);
 
-    const QString dataDir = m_server->dataDir();
-    QCOMPARE(m_server->stop(), 0);
-    QVERIFY2(m_server->start({}, {}, dataDir), qPrintable(m_server->error()));
+    const QString dataDir = m_bed.server().dataDir();
+    QCOMPARE(m_bed.server().stop(), 0);
+    QVERIFY2(m_bed.server().start({}, {}, dataDir), qPrintable(m_bed.server().error()));
     results = drive(kernel, {H::execute(check)});
     QCOMPARE(results.size(), 1);
     QCOMPARE(H::streamText(results[0].toObject()), expected);
@@ -420,8 +405,7 @@ void tst_JupyterKernel::boundKernelSeesHttpStateAcrossServerRestart()
 
 void tst_JupyterKernel::historyAndCountsAreTheContexts()
 {
-    KERNEL_FOR(QStringLiteral("python"), unused);
-    Q_UNUSED(unused);
+    REQUIRE_KERNEL_LANGUAGE(m_bed, QStringLiteral("python"));
     const QString contextId = client().createContext(QStringLiteral("python"));
     QVERIFY(!contextId.isEmpty());
     client().runAndWait(contextId, QStringLiteral("a = 1"));
