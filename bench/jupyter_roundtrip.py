@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The Jupyter side of bench_roundtrip: one ipykernel, driven through jupyter_client.
+"""The Jupyter side of bench_roundtrip and bench_kernel: one kernel (ipykernel unless another
+kernelspec is named), driven through jupyter_client.
 
 The benchmark times every round trip on its own clock. This helper turns each line it reads into
 one execute request and answers once the kernel has both sent its execute_reply and gone idle on
@@ -11,7 +12,8 @@ Protocol, one line each way:
   host -> helper   code to execute (one line)
   helper -> host   "ok <ns>" with the helper's own timing of the round trip, so the host can show
                    what its pipe hop adds, or "error <message>"
-End of input shuts the kernel down and ends the helper. Usage: jupyter_roundtrip.py [warm-ups]
+End of input shuts the kernel down and ends the helper.
+Usage: jupyter_roundtrip.py [warm-ups [kernelspec name, default python3]]
 """
 import os
 import sys
@@ -37,6 +39,7 @@ def execute(kc, code):
 
 def main():
     warmups = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    kernel_name = sys.argv[2] if len(sys.argv) > 2 else 'python3'
     # The protocol keeps a private, non-inheritable copy of fd 1; fd 1 itself becomes stderr.
     # The kernel inherits fd 1, so without this anything it or a library prints would corrupt
     # the protocol, and the kernel would keep the host's pipe open after the helper is gone.
@@ -52,7 +55,7 @@ def main():
     # Quiets the kernel's debugger start-up notice about frozen modules (it validates nothing
     # the benchmark needs), which would otherwise land in the benchmark's output.
     os.environ.setdefault('PYDEVD_DISABLE_FILE_VALIDATION', '1')
-    km = KernelManager(kernel_name='python3')
+    km = KernelManager(kernel_name=kernel_name)
     km.start_kernel()
     kc = km.client()
     kc.start_channels()
