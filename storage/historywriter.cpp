@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "historywriter.h"
 
+#include "historywrites.h"
+#include "pendinglog.h"
 #include "store.h"
 
 #include <QHash>
@@ -14,6 +16,7 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -30,58 +33,48 @@ constexpr qint64 kBatchBytes = 4 * 1024 * 1024;
 // HistoryWriter::kMaxHeldBytes is four batches, so the engine rarely waits while the writer
 // commits the batch before.
 
-struct InsertExecution {
-    ExecutionRecord execution;
-};
-struct AppendEvent {
-    ExecutionEventRecord event;
-    std::function<QByteArray()> makeJson;  // if set, makes event.json on the writer's thread
-};
-struct FinishExecution {
-    QString id;
-    QString status;
-    qint64 durationMs;
-    qint64 outputBytes;
-    bool truncated;
-};
-struct UpdateContextUsage {
-    QString contextId;
-    int executionCount;
-    QString cwd;
-    qint64 lastUsedAt;
-};
-struct SaveSnapshot {
-    SnapshotRecord snapshot;
-};
-using Write = std::variant<InsertExecution, AppendEvent, FinishExecution, UpdateContextUsage,
-                           SaveSnapshot>;
-
-template <typename... Fs>
-struct Overloaded : Fs... {
-    using Fs::operator()...;
-};
-template <typename... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;  // not implied for aggregates by every compiler yet
-
 } // namespace
 
 class HistoryWriter::Private {
 public:
     void enqueue(Write write, qint64 heldBytes = 0);
     void run();
-    void writeBatch(const std::vector<Write> &batch);
-    void announce(const std::vector<Write> &batch);
+    // Appends the pending writes not yet in the log to it: true when they are in it.
+    bool logPending();
+    // Commits everything pending to SQLite and empties the log.
+    void commitPending();
+    // Applies the writes of the log that the database does not hold yet (at open).
+    Result<void> replayLog();
+    // Writes `batch` in one transaction, recording `logSeq` (if not 0) as applied in it. False
+    // when the transaction failed as a whole (the database is as it was).
+    bool writeBatch(const std::vector<Write> &batch, quint64 logSeq);
+    void announce(const std::vector<Write> &batch, std::size_t from);
     Result<void> apply(const Write &write);
+    bool batchFull() const
+    {
+        return queue.size() + pendingCount >= kBatchSize || queueBytes + inFlightBytes >= kBatchBytes;
+    }
+    void recordFailure(const QString &message);
 
     // Opened on the caller's thread by open(), then used only by `thread` (and destroyed after it
-    // has been joined), so the connection is never used from two threads at once.
+    // has been joined), so neither is ever used from two threads at once.
     std::unique_ptr<Store> store;
+    std::optional<PendingLog> log;
     std::chrono::milliseconds interval{0};  // constant after open()
     std::thread thread;
 
     // Held while the listener runs, so replacing it waits for a call in progress.
     std::mutex listenerMutex;
     CommitListener listener;
+
+    // Used only by the writer's thread: the writes taken from the queue and not yet committed.
+    // pending[0, loggedCount) are in the log (and their ends announced); logSeq is the sequence
+    // number of the log's last record, or of the last one the database applied.
+    std::vector<Write> pending;
+    std::size_t loggedCount = 0;
+    Clock::time_point pendingSince;  // when the oldest pending write was queued
+    quint64 logSeq = 0;
+    bool logDirty = false;  // the log may hold records (or part of one) to clear after a commit
 
     std::mutex mutex;
     std::condition_variable wake;       // for the writer: writes queued, a flush, or stop
@@ -95,8 +88,9 @@ public:
     quint64 doneCount = 0;
     quint64 flushTarget = 0;  // highest queuedCount a flush() waits for
     qint64 queueBytes = 0;     // held by the writes in queue
-    qint64 inFlightBytes = 0;  // held by the batch being written
-    bool endQueued = false;    // queue holds an execution's end: commit without waiting
+    qint64 inFlightBytes = 0;  // held by the pending writes
+    std::size_t pendingCount = 0;  // pending.size(), for other threads
+    bool endQueued = false;    // queue holds an execution's end: make it durable without waiting
     bool stopping = false;
     QString lastError;
 
@@ -120,14 +114,14 @@ void HistoryWriter::Private::enqueue(Write write, qint64 heldBytes)
         }
         if (queue.empty())
             oldestQueuedAt = Clock::now();
+        const bool wasFull = batchFull();
         queue.push_back(std::move(write));
         ++queuedCount;
-        const bool crossedBytes = queueBytes < kBatchBytes && queueBytes + heldBytes >= kBatchBytes;
         queueBytes += heldBytes;
         const bool firstEnd = !endQueued && std::holds_alternative<FinishExecution>(queue.back());
         endQueued = endQueued || firstEnd;
         // The writer needs waking only to start its interval or to cut it short.
-        notify = queue.size() == 1 || queue.size() == kBatchSize || crossedBytes || firstEnd;
+        notify = queue.size() == 1 || (!wasFull && batchFull()) || firstEnd;
     }
     if (notify)
         wake.notify_one();
@@ -137,28 +131,115 @@ void HistoryWriter::Private::run()
 {
     std::unique_lock lock(mutex);
     for (;;) {
-        wake.wait(lock, [this] { return stopping || !queue.empty(); });
-        if (queue.empty())
+        wake.wait(lock, [this] { return stopping || !queue.empty() || pendingCount > 0; });
+        if (queue.empty() && pendingCount == 0)
             return;  // stopping, and everything queued is written
-        wake.wait_until(lock, oldestQueuedAt + interval, [this] {
-            return stopping || endQueued || queue.size() >= kBatchSize
-                    || queueBytes >= kBatchBytes || flushTarget > doneCount;
+        const Clock::time_point due = (pendingCount > 0 ? pendingSince : oldestQueuedAt) + interval;
+        wake.wait_until(lock, due, [this] {
+            return stopping || endQueued || batchFull() || flushTarget > doneCount;
         });
-        std::vector<Write> batch;
-        batch.swap(queue);
-        inFlightBytes = std::exchange(queueBytes, 0);
+        const bool commitNow = stopping || batchFull() || flushTarget > doneCount
+                || Clock::now() >= due;
         const bool hasEnds = std::exchange(endQueued, false);
+        if (pending.empty() && !queue.empty())
+            pendingSince = oldestQueuedAt;
+        std::move(queue.begin(), queue.end(), std::back_inserter(pending));
+        queue.clear();
+        pendingCount = pending.size();
+        inFlightBytes += std::exchange(queueBytes, 0);
         lock.unlock();
-        writeBatch(batch);
-        if (hasEnds)
-            announce(batch);
-        const std::size_t written = batch.size();
-        batch.clear();  // what the writes held is freed before their bytes are given back
+
+        // An end is what a client is told, so it must be durable before it is announced; the
+        // log makes it so at the cost of one write(2), and SQLite takes the pages of many runs
+        // at once when the interval is over. Only when the log fails does an end cost a commit.
+        if (!commitNow && hasEnds && logPending()) {
+            announce(pending, loggedCount);
+            loggedCount = pending.size();
+            lock.lock();
+            continue;
+        }
+        if (!commitNow && !hasEnds) {
+            lock.lock();
+            continue;
+        }
+        const std::size_t written = pending.size();
+        commitPending();
         lock.lock();
         doneCount += written;
+        pendingCount = 0;
         inFlightBytes = 0;
         committed.notify_all();
     }
+}
+
+bool HistoryWriter::Private::logPending()
+{
+    if (!log)
+        return false;
+    const auto from = qsizetype(loggedCount);
+    materialize(pending.begin() + from, pending.end());
+    const QByteArray payload = encodeWrites(pending.cbegin() + from, pending.cend());
+    logDirty = true;
+    if (auto r = log->append(logSeq + 1, payload); !r) {
+        recordFailure(r.error().message);
+        return false;
+    }
+    ++logSeq;
+    return true;
+}
+
+void HistoryWriter::Private::commitPending()
+{
+    const bool committedBatch = writeBatch(pending, loggedCount > 0 ? logSeq : 0);
+    // What the log held is in the database now (or was refused by it write by write, which a
+    // replay would not change): it goes, so that the next crash has only newer records to
+    // replay. A transaction that failed as a whole leaves the log as it is, for a start after a
+    // crash to try again; the next batch that commits empties it.
+    if (log && logDirty && committedBatch) {
+        if (auto r = log->clear(); r)
+            logDirty = false;
+        else
+            recordFailure(r.error().message);
+    }
+    announce(pending, loggedCount);
+    pending.clear();  // what the writes held is freed before their bytes are given back
+    loggedCount = 0;
+}
+
+Result<void> HistoryWriter::Private::replayLog()
+{
+    auto records = log->read();
+    if (!records)
+        return records.error();
+    auto applied = store->pendingLogApplied();
+    if (!applied)
+        return applied.error();
+    logSeq = *applied;
+    std::vector<Write> writes;
+    quint64 lastSeq = 0;
+    for (const PendingLog::Record &record : *records) {
+        logSeq = std::max(logSeq, record.seq);
+        if (record.seq <= *applied)
+            continue;  // committed before the crash that kept the log from being emptied
+        auto decoded = decodeWrites(record.payload);
+        if (!decoded)
+            return decoded.error();
+        std::move(decoded->begin(), decoded->end(), std::back_inserter(writes));
+        lastSeq = record.seq;
+    }
+    if (!writes.empty())
+        writeBatch(writes, lastSeq);
+    if (!records->empty()) {
+        if (auto r = log->clear(); !r)
+            return r.error();
+    }
+    return {};
+}
+
+void HistoryWriter::Private::recordFailure(const QString &message)
+{
+    std::lock_guard lock(mutex);
+    lastError = message;
 }
 
 Result<void> HistoryWriter::Private::apply(const Write &write)
@@ -191,19 +272,21 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
         write);
 }
 
-void HistoryWriter::Private::announce(const std::vector<Write> &batch)
+void HistoryWriter::Private::announce(const std::vector<Write> &batch, std::size_t from)
 {
     QStringList ids;
-    for (const Write &write : batch) {
-        if (const auto *finish = std::get_if<FinishExecution>(&write))
+    for (std::size_t i = from; i < batch.size(); ++i) {
+        if (const auto *finish = std::get_if<FinishExecution>(&batch[i]))
             ids.append(finish->id);
     }
+    if (ids.isEmpty())
+        return;
     std::lock_guard lock(listenerMutex);
     if (listener)
         listener(ids);
 }
 
-void HistoryWriter::Private::writeBatch(const std::vector<Write> &batch)
+bool HistoryWriter::Private::writeBatch(const std::vector<Write> &batch, quint64 logSeq)
 {
     // Two kinds of write are folded into another one of the same batch, each with an outcome
     // that does not differ from writing both:
@@ -276,6 +359,9 @@ void HistoryWriter::Private::writeBatch(const std::vector<Write> &batch)
                 lastFailure = r.error();
             }
         }
+        // In the same transaction: a log record is applied exactly when its writes are.
+        if (logSeq > 0)
+            return store->setPendingLogApplied(logSeq);
         return {};
     });
     if (!committedBatch) {
@@ -284,9 +370,9 @@ void HistoryWriter::Private::writeBatch(const std::vector<Write> &batch)
     }
     if (failed > 0) {
         failedWrites += failed;
-        std::lock_guard lock(mutex);
-        lastError = lastFailure.message;
+        recordFailure(lastFailure.message);
     }
+    return bool(committedBatch);
 }
 
 HistoryWriter::HistoryWriter() : d(std::make_unique<Private>()) {}
@@ -311,6 +397,12 @@ Result<std::unique_ptr<HistoryWriter>> HistoryWriter::open(const QString &path,
     std::unique_ptr<HistoryWriter> writer(new HistoryWriter);
     Private *d = writer->d.get();
     d->store = std::move(*store);
+    auto log = PendingLog::open(path + QStringLiteral("-pending"));
+    if (!log)
+        return log.error();
+    d->log = std::move(*log);
+    if (auto r = d->replayLog(); !r)
+        return r.error();
     d->interval = std::chrono::milliseconds(std::max(0, batchIntervalMs));
     try {
         d->thread = std::thread([d] { d->run(); });

@@ -16,13 +16,18 @@ namespace replhost::storage {
 // Keeps persistence off the engine's thread: execution starts, events and ends are queued here
 // and written by one background thread with its own connection, in batches (group commit).
 //
-// Durability: an execution's end (finishExecution) is what clients are told, so it is committed
-// as soon as the writer has it: the writer wakes at once instead of waiting for its interval, and
-// everything queued meanwhile (other runs' ends, output, usage updates) joins that transaction,
-// so concurrent runs share one commit. After each batch's transaction the commit listener gets
-// the ids of the executions whose end it held. Other writes wait at most the interval. WAL with
-// synchronous=NORMAL: a commit survives a crash of the process at once, and a power loss once
-// SQLite has checkpointed it (or the WAL reached the disk); a crash never breaks consistency.
+// Durability: an execution's end (finishExecution) is what clients are told, so it is made
+// durable as soon as the writer has it, without waiting for the interval: the writer appends
+// everything queued up to it (other runs' ends, their output, usage updates) to its PendingLog,
+// a file beside the database (`<path>-pending`), with one write(2), and then tells the commit
+// listener. SQLite commits the same writes when the interval is over, together with whatever
+// else came meanwhile, so a run costs its B-tree pages once per batch instead of once per run;
+// then the log is emptied. open() first applies what the log holds and the database does not
+// (the writes a crash kept from their commit), so after a crash nothing the listener was told
+// of is missing. Both files have SQLite's guarantee with WAL and synchronous=NORMAL: a write
+// survives a crash of the process at once, and a power loss once the kernel has written it
+// back (or SQLite has checkpointed); a crash never breaks consistency. Reads go through
+// Store, which sees a write once it is committed: flush() first where that matters.
 //
 // Memory: the queue is bounded by the bytes of the events it holds (event JSON, or what
 // appendEvent's `heldBytes` says). A write that would go beyond the bound waits, in the calling
@@ -36,7 +41,10 @@ namespace replhost::storage {
 class HistoryWriter {
 public:
     // Opens its own connection to the database at `path` (already created and migrated by
-    // Store::open). `batchIntervalMs`: the longest a queued write waits before a commit.
+    // Store::open) and the pending log beside it, and applies what the log holds that the
+    // database does not, before it returns: open the writer before anything reads history that
+    // an earlier process may have left in its log. `batchIntervalMs`: the longest a queued write
+    // waits before its commit to SQLite.
     static Result<std::unique_ptr<HistoryWriter>> open(const QString &path,
                                                        int batchIntervalMs = 20);
     ~HistoryWriter();  // flushes what is queued, then stops the thread
@@ -55,18 +63,19 @@ public:
                             qint64 lastUsedAt);
 
     // Replaces the context's snapshot (Store::saveSnapshot). Queued in order with the rest: a
-    // snapshot queued before an execution's finish is committed no later than that finish.
+    // snapshot queued before an execution's finish is durable no later than that finish.
     void saveSnapshot(const SnapshotRecord &snapshot);
 
     // Blocks until everything queued before the call is committed.
     void flush();
 
-    // Called on the writer's thread after each batch whose writes include execution ends, with
-    // the ids of those executions, in the order their ends were queued; before flush() waiters
-    // are released, so a flush() returns only after the listener has been called for every end
-    // it waited for. Called whether the batch committed or failed (see failedWrites(): a client
-    // is never left waiting because the disk refused a write). The listener must not call back
-    // into the writer. Setting another (or none) waits for a call in progress to return, so once
+    // Called on the writer's thread once writes that include execution ends are durable (in
+    // the pending log, or committed when the log cannot take them), with the ids of those
+    // executions, in the order their ends were queued; before flush() waiters are released, so a
+    // flush() returns only after the listener has been called for every end it waited for.
+    // Called whether the writes were kept or failed (see failedWrites(): a client is never left
+    // waiting because the disk refused a write). The listener must not call back into the
+    // writer. Setting another (or none) waits for a call in progress to return, so once
     // setCommitListener({}) returns the old listener is never called again.
     using CommitListener = std::function<void(const QStringList &executionIds)>;
     void setCommitListener(CommitListener listener);

@@ -497,6 +497,24 @@ void Store::forgetExecutionSeqs()
     m_lastSeq.clear();
 }
 
+Result<quint64> Store::pendingLogApplied()
+{
+    Statement s(*m_db, "SELECT value FROM meta WHERE key = 'pending_log_applied'");
+    auto row = s.step();
+    if (!row)
+        return failed(QStringLiteral("read the pending log's position"), row.error());
+    return *row ? s.columnString(0).toULongLong() : quint64(0);
+}
+
+Result<void> Store::setPendingLogApplied(quint64 seq)
+{
+    Statement s(*m_db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('pending_log_applied', ?1)");
+    s.bind(1, QString::number(seq));
+    if (auto r = s.run(); !r)
+        return failed(QStringLiteral("record the pending log's position"), r.error());
+    return {};
+}
+
 Result<qint64> Store::nextExecutionSeq(const QString &contextId)
 {
     // The caller holds the write lock (a transaction of its own or an enclosing one), so no other

@@ -121,6 +121,11 @@ public:
     };
     Result<DatabaseSize> databaseSize();
 
+    // The sequence number of the last PendingLog record whose writes this database holds (0:
+    // none). HistoryWriter sets it inside the transaction that commits the record's writes.
+    Result<quint64> pendingLogApplied();
+    Result<void> setPendingLogApplied(quint64 seq);
+
     // Runs `work` inside one transaction; rolls back if it returns an error.
     Result<void> transaction(const std::function<Result<void>()> &work);
 

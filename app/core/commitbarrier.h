@@ -18,16 +18,17 @@ namespace replhost::core {
 
 using ExecutionPtr = std::shared_ptr<Execution>;
 
-// Holds back an execution's completion until its history is committed: "done" is what every
+// Holds back an execution's completion until its history is durable: "done" is what every
 // client takes as "it happened" (the end of an SSE stream, the ?wait=true document, E2B's
 // end_of_execution, OpenSandbox's execution_complete, the workbench's status, the CLI's exit),
-// so it reaches the Execution only once the writer has committed the execution's row, its
-// events and its context's usage. Output events are not held: a stream shows them as they come.
+// so it reaches the Execution only once the writer has made the execution's row, its events and
+// its context's usage survive a crash (in its pending log, or committed). Output events are not
+// held: a stream shows them as they come.
 //
 // The context queues the execution's end with the writer (HistoryWriter::finishExecution) and
-// hands the done to hold(); the writer commits at once (its listener below runs on the writer's
-// thread and posts the committed ids to this object's thread), and then the done is added to
-// the Execution and `released` is called. The engine thread never waits for the disk.
+// hands the done to hold(); the writer logs it at once (its listener below runs on the writer's
+// thread and posts the ids to this object's thread), and then the done is added to the
+// Execution and `released` is called. The engine thread never waits for the disk.
 //
 // Threading: lives in the engine thread; hold() and releaseCommitted() are called there. The
 // writer must outlive this object (the destructor detaches its listener).
@@ -40,12 +41,12 @@ public:
     ~CommitBarrier() override;
 
     // `execution` ends with `done` (taking `durationMs` as its duration) when the writer has
-    // committed its end. Call after queueing the end with the writer.
+    // made its end durable. Call after queueing the end with the writer.
     void hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs);
     // After HistoryWriter::flush(): releases now, without the event loop, what the writer has
-    // committed (at exit, when the loop may not turn again).
+    // made durable (at exit, when the loop may not turn again).
     void releaseCommitted();
-    // How many executions wait for their commit, and whether `executionId` does.
+    // How many executions wait for durability, and whether `executionId` does.
     int held() const { return int(m_held.size()); }
     bool isHolding(const QString &executionId) const { return m_held.contains(executionId); }
 

@@ -590,7 +590,7 @@ void Context::onSnapshotEvent(const Event &event)
         count = m_snapshotRestore->snapshot.executionCount;  // the same state, without what it lost
     if (count <= 0)
         return;
-    // Queued before the run's finish, so it is committed no later than the finish: a run that
+    // Queued before the run's finish, so it is durable no later than the finish: a run that
     // finished without a newer snapshot left the state as the stored one has it.
     m_manager->m_writer->saveSnapshot(snapshotRecord(m_record.id, count, event.fields));
 }
@@ -863,8 +863,8 @@ void Context::record(const ExecutionPtr &execution, const Event &event)
 void Context::conclude(const ExecutionPtr &execution, const Event &done, qint64 outputBytes,
                        bool truncated)
 {
-    // The done is recorded now and announced once committed (CommitBarrier): the writer commits
-    // an end as soon as it has it, together with everything queued before it.
+    // The done is recorded now and announced once durable (CommitBarrier): the writer logs an
+    // end as soon as it has it, together with everything queued before it.
     const qint64 durationMs = execution->startedAt().msecsTo(QDateTime::currentDateTimeUtc());
     record(execution, done);
     m_manager->m_writer->finishExecution(execution->id(),

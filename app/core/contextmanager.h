@@ -89,7 +89,7 @@ struct RunRequest {
 // execution queue. Runs in one context execute one at a time in FIFO order; different contexts
 // run in parallel. Every event of every execution is forwarded to subscribers (executionStarted
 // gives the Execution; connect to its signals) and persisted through the HistoryWriter. An
-// execution's done (and executionFinished) comes only once its history is committed
+// execution's done (and executionFinished) comes only once its history is durable
 // (CommitBarrier): a client told that a run finished finds it after a crash.
 //
 // Errors (Error::code): "bad_request", "not_found", "unknown_language", "unavailable",

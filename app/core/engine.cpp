@@ -22,8 +22,8 @@ namespace replhost::core {
 namespace {
 
 // The data directory holds every cell's code and output and env layers with credentials: 0700,
-// and the files directly in it (the database, its WAL and shared memory, the lock, the token)
-// 0600, whatever they were made with before. SQLite gives a new WAL and -shm the database
+// and the files directly in it (the database, its WAL and shared memory, the history's pending
+// log, the lock, the token) 0600, whatever they were made with before. SQLite gives a new WAL and -shm the database
 // file's own mode, so they stay 0600 after this. Symlinks are not followed, and the workspaces'
 // directories below are left as they are (each one replhost creates is made 0700).
 Result<void> tightenDataDirectory(const QString &dataDir)
@@ -147,13 +147,15 @@ Result<std::unique_ptr<Engine>> Engine::open(const EngineConfig &config)
     if (!store)
         return store.error();
     engine->m_store = std::move(*store);
-    // Executions that were running when an earlier engine ended without finishing them.
-    if (auto r = engine->m_store->abandonRunningExecutions(QStringLiteral("aborted")); !r)
-        return r.error();
+    // Opening the writer first applies what it had acknowledged and not committed when an
+    // earlier engine ended (its pending log), ends of runs included.
     auto writer = storage::HistoryWriter::open(dbPath);
     if (!writer)
         return writer.error();
     engine->m_writer = std::move(*writer);
+    // Executions that were running when an earlier engine ended without finishing them.
+    if (auto r = engine->m_store->abandonRunningExecutions(QStringLiteral("aborted")); !r)
+        return r.error();
     auto pruner = storage::HistoryPruner::open(dbPath);
     if (!pruner)
         return pruner.error();

@@ -394,6 +394,7 @@ void tst_FileWalls::dataDirectoryDatabaseWalAndTokenArePrivate()
     QVERIFY(QFileInfo::exists(data.filePath(QStringLiteral("replhost.db-wal"))));
     QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-wal"))), 0600);
     QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-shm"))), 0600);
+    QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-pending"))), 0600);
     QCOMPARE(modeOf(data.filePath(QStringLiteral("token"))), 0600);
     QCOMPARE(modeOf(m_root), 0700);
     // What the server writes for a client too.

@@ -5,15 +5,21 @@
 #include "storage/store.h"
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace replhost;
 using namespace replhost::storage;
@@ -50,7 +56,10 @@ private slots:
     void writerAssignsSeqPerContext();
     void writerCommitsWithinTheIntervalWithoutFlush();
     void fullBatchCommitsWithoutWaitingForTheInterval();
-    void executionEndIsCommittedWithoutWaitingForTheInterval();
+    void acknowledgedEndSurvivesACrashBeforeItsCommit();
+    void recordsTheDatabaseHoldsAreNotAppliedAgain();
+    void aCutOrDamagedRecordEndsTheReplay_data();
+    void aCutOrDamagedRecordEndsTheReplay();
     void endsQueuedTogetherShareOneCommit();
     void destructorWritesWhatIsQueued();
     void flushWithNothingQueuedReturns();
@@ -67,6 +76,13 @@ private slots:
 
 private:
     QString dbPath() const { return m_dir->filePath(QStringLiteral("replhost.db")); }
+    QString logPath() const { return dbPath() + QStringLiteral("-pending"); }
+    // Runs `work` in a child process with a writer whose interval outlasts the test, then ends
+    // the child with _exit(0): no destructor runs, so nothing the writer has not committed by
+    // then reaches SQLite, as with a kill -9. `work` gets the writer and a function to call after
+    // each end it queues, which waits until that end has been announced. The child's exit status (0 when `work`
+    // returned and the writer opened).
+    int crashAfter(const std::function<void(HistoryWriter &, const std::function<void()> &)> &work);
     void addContext(const QString &id);
 
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -105,42 +121,161 @@ void TstHistoryWriter::addContext(const QString &id)
     QVERIFY_OK(m_store->insertContext(c));
 }
 
-// An interval far beyond the test's length: only the end of an execution makes the writer
-// commit, and the listener hears of it with everything queued before it already committed.
-void TstHistoryWriter::executionEndIsCommittedWithoutWaitingForTheInterval()
+int TstHistoryWriter::crashAfter(
+    const std::function<void(HistoryWriter &, const std::function<void()> &)> &work)
 {
+    const pid_t child = fork();
+    if (child < 0)
+        return -1;
+    if (child == 0) {
+        auto writer = HistoryWriter::open(dbPath(), 60'000);
+        if (!writer)
+            _exit(2);
+        std::mutex mutex;
+        std::condition_variable heard;
+        int announced = 0;
+        int queued = 0;
+        (*writer)->setCommitListener([&](const QStringList &ids) {
+            std::lock_guard lock(mutex);
+            announced += int(ids.size());
+            heard.notify_all();
+        });
+        auto waitForEnds = [&] {
+            std::unique_lock lock(mutex);
+            ++queued;
+            heard.wait(lock, [&] { return announced >= queued; });
+        };
+        work(**writer, waitForEnds);
+        _exit(0);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+// An interval far beyond the test's length: only the end of an execution makes the writer act,
+// and the listener hears of it once it is in the pending log. The process then dies without
+// any destructor (as a kill -9 would end it): the next writer opened on the file applies what
+// the log holds, so nothing that was announced is missing, output and usage included.
+void TstHistoryWriter::acknowledgedEndSurvivesACrashBeforeItsCommit()
+{
+    const int status = crashAfter([this](HistoryWriter &w, const std::function<void()> &waitForEnds) {
+        w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+        w.appendEvent(QStringLiteral("e1"), 0, [] { return QByteArray("{\"made\":true}"); });
+        w.updateContextUsage(QStringLiteral("c1"), 7, QStringLiteral("/w/sub"), 5000);
+        w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 3, 11, false);
+        waitForEnds();
+    });
+    QCOMPARE(status, 0);
+    auto before = m_store->execution(QStringLiteral("e1"));
+    QVERIFY_OK(before);
+    QVERIFY2(!before->has_value(), "the crash came before the commit");
+    QVERIFY(QFileInfo(logPath()).size() > 0);
+
     auto writer = HistoryWriter::open(dbPath(), 60'000);
     QVERIFY_OK(writer);
-    HistoryWriter &w = **writer;
-    std::mutex mutex;
-    std::condition_variable heard;
-    QList<QStringList> batches;
-    QStringList statusAtCommit;
-    w.setCommitListener([&](const QStringList &ids) {
-        // What another connection sees now (one of its own: a Store keeps to its thread).
-        QString status;
-        if (auto reader = Store::open(dbPath()); reader) {
-            if (auto stored = (*reader)->execution(ids.value(0)); stored && stored->has_value())
-                status = stored->value().status;
-        }
-        std::lock_guard lock(mutex);
-        batches.append(ids);
-        statusAtCommit.append(status);
-        heard.notify_all();
-    });
-    w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
-    w.appendEvent(makeEvent(QStringLiteral("e1"), 0));
-    w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 3, 0, false);
-    {
-        std::unique_lock lock(mutex);
-        QVERIFY(heard.wait_for(lock, std::chrono::seconds(30), [&] { return !batches.isEmpty(); }));
-    }
-    QCOMPARE(batches, QList<QStringList>{{QStringLiteral("e1")}});
-    QCOMPARE(statusAtCommit, QStringList{QStringLiteral("ok")});
+    auto e = m_store->execution(QStringLiteral("e1"));
+    QVERIFY_OK(e);
+    QVERIFY(e->has_value());
+    QCOMPARE((*e)->status, QStringLiteral("ok"));
+    QCOMPARE((*e)->outputBytes, 11);
     auto events = m_store->events(QStringLiteral("e1"));
     QVERIFY_OK(events);
     QCOMPARE(events->size(), 1);
-    w.setCommitListener({});
+    QCOMPARE(events->at(0).json, QByteArray("{\"made\":true}"));
+    auto c1 = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(c1);
+    QCOMPARE((*c1)->executionCount, 7);
+    QCOMPARE((*c1)->cwd, QStringLiteral("/w/sub"));
+    QCOMPARE((*writer)->failedWrites(), 0);
+    QCOMPARE(QFileInfo(logPath()).size(), 0);  // applied, so emptied
+}
+
+// A crash between SQLite's commit and the log's emptying leaves records that the database
+// already holds: they are recognised and skipped, so a change made after them stands.
+void TstHistoryWriter::recordsTheDatabaseHoldsAreNotAppliedAgain()
+{
+    const QString saved = m_dir->filePath(QStringLiteral("saved-log"));
+    const int status = crashAfter([&](HistoryWriter &w, const std::function<void()> &waitForEnds) {
+        w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+        w.updateContextUsage(QStringLiteral("c1"), 1, QStringLiteral("/w"), 5000);
+        w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 3, 0, false);
+        waitForEnds();
+        QFile::copy(logPath(), saved);
+        w.flush();  // committed, and the log emptied
+    });
+    QCOMPARE(status, 0);
+    QVERIFY_OK(m_store->updateContextUsage(QStringLiteral("c1"), 2, QStringLiteral("/w/later"), 6000));
+    QVERIFY(QFile::remove(logPath()));
+    QVERIFY(QFile::copy(saved, logPath()));
+    QVERIFY(QFileInfo(logPath()).size() > 0);
+
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    QCOMPARE((*writer)->failedWrites(), 0);  // no second insert of e1 was even tried
+    auto c1 = m_store->context(QStringLiteral("c1"));
+    QVERIFY_OK(c1);
+    QCOMPARE((*c1)->executionCount, 2);
+    QCOMPARE((*c1)->cwd, QStringLiteral("/w/later"));
+    auto runs = m_store->executions(QStringLiteral("c1"), 0, 10);
+    QVERIFY_OK(runs);
+    QCOMPARE(runs->size(), 1);
+}
+
+void TstHistoryWriter::aCutOrDamagedRecordEndsTheReplay_data()
+{
+    QTest::addColumn<bool>("cut");
+    QTest::newRow("cut by a crash during the write") << true;
+    QTest::newRow("damaged on the disk") << false;
+}
+
+// Two runs, each announced on its own record; the second record is then cut short or damaged.
+// The first run is applied; the second, and nothing made up from its bytes, is not.
+void TstHistoryWriter::aCutOrDamagedRecordEndsTheReplay()
+{
+    QFETCH(bool, cut);
+    qint64 firstRecordEnd = 0;
+    const int status = crashAfter([&](HistoryWriter &w, const std::function<void()> &waitForEnds) {
+        w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+        w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 3, 0, false);
+        waitForEnds();
+        firstRecordEnd = QFileInfo(logPath()).size();
+        w.insertExecution(newExecution(QStringLiteral("e2"), QStringLiteral("c1")));
+        w.finishExecution(QStringLiteral("e2"), QStringLiteral("ok"), 3, 0, false);
+        waitForEnds();
+        // The child's figure reaches the parent through the file, not this variable.
+        QFile mark(m_dir->filePath(QStringLiteral("first-record-end")));
+        if (mark.open(QIODevice::WriteOnly))
+            mark.write(QByteArray::number(firstRecordEnd));
+    });
+    QCOMPARE(status, 0);
+    QFile mark(m_dir->filePath(QStringLiteral("first-record-end")));
+    QVERIFY(mark.open(QIODevice::ReadOnly));
+    firstRecordEnd = mark.readAll().toLongLong();
+    QFile log(logPath());
+    const qint64 size = log.size();
+    QVERIFY(firstRecordEnd > 0 && size > firstRecordEnd);
+    QVERIFY(log.open(QIODevice::ReadWrite));
+    if (cut) {
+        QVERIFY(log.resize(size - 3));
+    } else {
+        QVERIFY(log.seek(size - 1));
+        char last = 0;
+        QVERIFY(log.getChar(&last));
+        QVERIFY(log.seek(size - 1));
+        QVERIFY(log.putChar(char(last ^ 0x5a)));
+    }
+    log.close();
+
+    auto writer = HistoryWriter::open(dbPath(), 60'000);
+    QVERIFY_OK(writer);
+    auto e1 = m_store->execution(QStringLiteral("e1"));
+    QVERIFY_OK(e1);
+    QVERIFY(e1->has_value());
+    auto e2 = m_store->execution(QStringLiteral("e2"));
+    QVERIFY_OK(e2);
+    QVERIFY(!e2->has_value());
 }
 
 // Group commit: ends queued while the writer is busy are committed together and announced in
