@@ -11,6 +11,7 @@
 #include <Poco/JSON/Object.h>
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 namespace replhost::cli {
@@ -110,7 +111,12 @@ Result<std::vector<Kernelspecs::Spec>> KernelspecCommand::specsToInstall(const s
         }
     }
     for (const std::string &language : languages) {
-        if (language.empty() || language.find_first_of("/ \t\n") != std::string::npos || language[0] == '.')
+        // A plugin id names a directory here: letters, digits, '-' and '_' only.
+        const bool isId = !language.empty() && std::isalnum(static_cast<unsigned char>(language[0]))
+                && std::all_of(language.begin(), language.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+                   });
+        if (!isId)
             return m_line.usageError("'" + language + "' is not a language id");
         specs.push_back(spec("replhost-" + language, language, {}, languageDisplayName(language) + " (replhost)"));
     }

@@ -11,12 +11,16 @@ each step the reply's content and the iopub messages (msg_type, content) it caus
   {"op": "is_complete", "code": C}, {"op": "kernel_info"},
   {"op": "history", ...the history_request's fields}
   {"op": "restart"}                                     shutdown_request with restart, new process
+  {"op": "forged_execute", "code": C}                   an execute_request signed with a key that
+                                                        is not the kernel's, sent on the shell
+                                                        socket; no reply is waited for
 The kernel is shut down at the end (shutdown_request, then jupyter_client's own ending).
 """
 import json
 import sys
 
 from jupyter_client.manager import start_new_kernel
+from jupyter_client.session import Session
 
 # Far longer than any step takes: these guard against a hung kernel, they time nothing.
 TIMEOUT = 120
@@ -55,6 +59,13 @@ def main():
             if op == "restart":
                 km.restart_kernel(now=False)
                 kc.wait_for_ready(timeout=TIMEOUT)
+                results.append({"reply": {}, "iopub": []})
+                continue
+            if op == "forged_execute":
+                forger = Session(key=b"not-the-kernel-key", username=kc.session.username)
+                forger.send(kc.shell_channel.socket, "execute_request",
+                            {"code": step["code"], "silent": False, "store_history": True,
+                             "user_expressions": {}, "allow_stdin": False})
                 results.append({"reply": {}, "iopub": []})
                 continue
             if op == "execute":

@@ -3,10 +3,14 @@
 // and the consoles) talks to the real kernel, which talks to a real replhost-server on 127.0.0.1
 // with a temporary data dir.
 
+#include "codequoting.h"
 #include "kerneltestbed.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
 
 using H = JupyterHarness;
@@ -32,6 +36,8 @@ private slots:
     void isCompleteTellsAConsoleWhenToRun();
     void shutdownDeletesTheKernelsContext();
     void contextIsNamedAfterTheNotebook();
+    void notebookNameIsCleanedForTheServer();
+    void forgedRequestIsNotRun();
     void restartKeepsTheContextAndResetsItsState();
     void boundKernelSeesHttpStateAcrossServerRestart_data();
     void boundKernelSeesHttpStateAcrossServerRestart();
@@ -341,6 +347,41 @@ void tst_JupyterKernel::contextIsNamedAfterTheNotebook()
     QCOMPARE(results.size(), 1);
     QVERIFY2(H::streamText(results[0].toObject()).contains(QStringLiteral("'work/analysis.ipynb'")),
              qPrintable(QJsonDocument(results[0].toObject()).toJson()));
+}
+
+void tst_JupyterKernel::notebookNameIsCleanedForTheServer()
+{
+    KERNEL_FOR(QStringLiteral("python"), kernel);
+    // Control characters and more than the 200 characters a context name may have: the kernel
+    // still starts, in a context named with the name's last 200 printable characters.
+    const QString name = QStringLiteral("a\nb\tc\x1b[31m") + QString(300, QLatin1Char('x')) + QStringLiteral("/end.ipynb");
+    const QString code = QStringLiteral(
+            "import json, urllib.request\n"
+            "request = urllib.request.Request('http://127.0.0.1:%1/v1/contexts', headers={'Authorization': 'Bearer %2'})\n"
+            "print(json.dumps([c['name'] for c in json.load(urllib.request.urlopen(request))]))")
+                                 .arg(m_bed.server().port())
+                                 .arg(QString::fromLatin1(m_bed.server().token()));
+    const QJsonArray results = drive(kernel, {H::execute(code)}, {{QStringLiteral("JPY_SESSION_NAME"), name}});
+    QCOMPARE(results.size(), 1);
+    const QJsonArray names = QJsonDocument::fromJson(H::streamText(results[0].toObject()).toUtf8()).array();
+    QString expected = name;
+    expected.remove(QRegularExpression(QStringLiteral("[\\x00-\\x1f\\x7f]")));
+    QVERIFY2(names.contains(expected.right(200)), qPrintable(QJsonDocument(names).toJson()));
+}
+
+void tst_JupyterKernel::forgedRequestIsNotRun()
+{
+    KERNEL_FOR(QStringLiteral("python"), kernel);
+    QTemporaryDir scratch;
+    const QString marker = scratch.filePath(QStringLiteral("forged"));
+    // Signed with another key: xeus must drop it, so the file is never written; the next,
+    // genuine request is answered as usual.
+    const QJsonArray results = drive(kernel, {H::request(QStringLiteral("forged_execute"),
+                                                         {{QStringLiteral("code"), QStringLiteral("open(%1, 'w').write('ran')").arg(replhost::testing::pythonString(marker))}}),
+                                              H::execute(QStringLiteral("import os\nprint(os.path.exists(%1))").arg(replhost::testing::pythonString(marker)))});
+    QCOMPARE(results.size(), 2);
+    QCOMPARE(H::streamText(results[1].toObject()), QStringLiteral("False\n"));
+    QVERIFY(!QFile::exists(marker));
 }
 
 void tst_JupyterKernel::restartKeepsTheContextAndResetsItsState()

@@ -35,6 +35,9 @@ private slots:
     void listShowsOnlyReplhostKernelspecs();
     void removeDeletesOnlyReplhostKernelspecs();
     void userAndPrefixTogetherAreAUsageError();
+    void languageThatIsAPathIsRefused_data();
+    void languageThatIsAPathIsRefused();
+    void removeTakesNamesNotPaths();
 
 private:
     ApiClient client() const { return ApiClient(m_server->port(), m_server->token()); }
@@ -247,6 +250,39 @@ void tst_Kernelspec::userAndPrefixTogetherAreAUsageError()
                                            QStringLiteral("python")});
     QCOMPARE(refused.exitCode, 2);
     QVERIFY(refused.err.contains("--user or --prefix"));
+}
+
+void tst_Kernelspec::languageThatIsAPathIsRefused_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::newRow("parent directory") << "../../evil";
+    QTest::newRow("absolute path") << "/tmp/evil";
+    QTest::newRow("dot name") << "..";
+    QTest::newRow("hidden name") << ".evil";
+    QTest::newRow("space") << "py thon";
+    QTest::newRow("empty") << "";
+}
+
+void tst_Kernelspec::languageThatIsAPathIsRefused()
+{
+    QFETCH(QString, language);
+    const H::Run refused = m_jupyter->cli({QStringLiteral("kernelspec"), QStringLiteral("install"), QStringLiteral("--prefix"),
+                                           m_jupyter->home(), QStringLiteral("-l"), language});
+    QCOMPARE(refused.exitCode, 2);
+    // Nothing was written, inside the kernels directory or next to it.
+    QVERIFY(QDir(m_jupyter->jupyterPath() + QStringLiteral("/kernels")).entryList(QDir::NoDotAndDotDot | QDir::AllEntries).isEmpty());
+    QVERIFY(!QFile::exists(m_jupyter->jupyterPath() + QStringLiteral("/evil")));
+    QVERIFY(!QFile::exists(QStringLiteral("/tmp/evil")));
+}
+
+void tst_Kernelspec::removeTakesNamesNotPaths()
+{
+    QCOMPARE(m_jupyter->installKernelspecs({QStringLiteral("-l"), QStringLiteral("python")}).size(), 1);
+    // A path that leads to the kernelspec is not its name.
+    const H::Run refused = m_jupyter->cli({QStringLiteral("kernelspec"), QStringLiteral("remove"),
+                                           QStringLiteral("../kernels/replhost-python")});
+    QCOMPARE(refused.exitCode, 1);
+    QVERIFY(jupyterSees().contains(QStringLiteral("replhost-python")));
 }
 
 QTEST_GUILESS_MAIN(tst_Kernelspec)
