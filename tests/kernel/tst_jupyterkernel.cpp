@@ -197,19 +197,22 @@ void tst_JupyterKernel::interruptKeepsState_data()
     QTest::addColumn<QString>("check");
     QTest::addColumn<QString>("expected");
 
-    // Each loop says it is running before it spins, and the interrupt is sent once that arrived.
-    QTest::newRow("python") << "python" << "n = 0" << "print('looping', flush=True)\nwhile True:\n    n += 1"
-                            << "print(n > 0)" << "True\n";
-    QTest::newRow("javascript") << "javascript" << "let n = 0" << "console.log('looping'); while (true) n++"
-                                << "console.log(n > 0)" << "true\n";
-    QTest::newRow("perl") << "perl" << "my $n = 0;" << "$| = 1; print \"looping\\n\"; while (1) { $n++ }"
-                          << "print $n > 0 ? \"counted\\n\" : \"zero\\n\"" << "counted\n";
-    QTest::newRow("java") << "java" << "long n = 0;" << "while (true) { if (n++ == 0) System.out.println(\"looping\"); }"
-                          << "System.out.println(n > 0)" << "true\n";
-    QTest::newRow("go") << "go" << "n := 0" << "fmt.Println(\"looping\")\nfor {\n    n++\n}" << "fmt.Println(n > 0)"
-                        << "true\n";
-    QTest::newRow("bash") << "bash" << "n=0" << "echo looping; while true; do n=$((n + 1)); done"
-                          << "[ \"$n\" -gt 0 ] && echo counted" << "counted\n";
+    // Each loop says it is running once it has counted, and the interrupt is sent once that
+    // arrived: whenever the interrupt lands, the count it must keep is there.
+    QTest::newRow("python") << "python" << "n = 0"
+                            << "while True:\n    n += 1\n    if n == 1000:\n        print('looping', flush=True)"
+                            << "print(n >= 1000)" << "True\n";
+    QTest::newRow("javascript") << "javascript" << "let n = 0"
+                                << "while (true) { n++; if (n === 1000) console.log('looping') }"
+                                << "console.log(n >= 1000)" << "true\n";
+    QTest::newRow("perl") << "perl" << "my $n = 0;" << "$| = 1; while (1) { $n++; print \"looping\\n\" if $n == 1000 }"
+                          << "print $n >= 1000 ? \"counted\\n\" : \"too few\\n\"" << "counted\n";
+    QTest::newRow("java") << "java" << "long n = 0;" << "while (true) { if (++n == 1000) System.out.println(\"looping\"); }"
+                          << "System.out.println(n >= 1000)" << "true\n";
+    QTest::newRow("go") << "go" << "n := 0" << "for {\n    n++\n    if n == 1000 {\n        fmt.Println(\"looping\")\n    }\n}"
+                        << "fmt.Println(n >= 1000)" << "true\n";
+    QTest::newRow("bash") << "bash" << "n=0" << "while true; do n=$((n + 1)); [ $n -eq 10 ] && echo looping; done"
+                          << "[ \"$n\" -ge 10 ] && echo counted" << "counted\n";
 }
 
 void tst_JupyterKernel::interruptKeepsState()
