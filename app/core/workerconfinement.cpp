@@ -228,7 +228,8 @@ QJsonObject WorkerConfinement::sandbox(const WorkspaceSettings &settings,
              support.bwrap().isEmpty() ? QStringLiteral("bwrap") : support.bwrap()},
             {QStringLiteral("root"), workspaceDir},
             {QStringLiteral("network"), settings.network},
-            {QStringLiteral("hidden"), QJsonArray::fromStringList(support.hidden())}};
+            {QStringLiteral("hidden"), QJsonArray::fromStringList(support.hidden())},
+            {QStringLiteral("volumes"), settings.volumesJson()}};
 }
 
 Result<void> WorkerConfinement::sandboxRefusal(const WorkspaceSettings &settings,

@@ -17,6 +17,25 @@ using storage::EnvScope;
 
 namespace {
 
+// A volume never shows the data directory (the database, the token, the other workspaces),
+// whatever directories the server allows volumes from.
+Result<void> checkVolumesHideDataDir(const WorkspaceSettings &settings, const QString &dataDir)
+{
+    const QString data = QFileInfo(dataDir).canonicalFilePath();
+    if (data.isEmpty())
+        return {};
+    const auto within = [](const QString &path, const QString &dir) {
+        return path == dir || dir == QLatin1String("/") || path.startsWith(dir + QLatin1Char('/'));
+    };
+    for (const WorkspaceSettings::Volume &volume : settings.volumes) {
+        if (within(volume.hostPath, data) || within(data, volume.hostPath))
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("settings field volumes[].host_path %1 would show the "
+                                            "server's data directory").arg(volume.hostPath));
+    }
+    return {};
+}
+
 const QString kLimits = QStringLiteral("limits");
 
 QString compactJson(const QJsonObject &object)
@@ -93,8 +112,11 @@ Result<storage::WorkspaceRecord> WorkspaceManager::create(const QString &name,
                          QStringLiteral("workspace directory must be an absolute path"));
     // Only non-null fields are kept: null means "the default", which is what absent means.
     const QJsonObject own = WorkspaceSettings::mergePatch({}, settings);
-    if (auto valid = WorkspaceSettings::fromJson(own, m_defaults); !valid)
+    auto valid = WorkspaceSettings::fromJson(own, m_defaults);
+    if (!valid)
         return valid.error();
+    if (auto shown = checkVolumesHideDataDir(*valid, m_dataDir); !shown)
+        return shown.error();
     if (auto enforceable = WorkerConfinement::checkEnforceable(own.value(kLimits).toObject());
         !enforceable)
         return enforceable.error();
@@ -232,6 +254,8 @@ Result<WorkspaceSettings> WorkspaceManager::changeSettings(const QString &name,
     auto settings = WorkspaceSettings::fromJson(own, m_defaults);
     if (!settings)
         return settings.error();
+    if (auto shown = checkVolumesHideDataDir(*settings, m_dataDir); !shown)
+        return shown.error();
     if (auto enforceable = WorkerConfinement::checkEnforceable(patch.value(kLimits).toObject());
         !enforceable)
         return enforceable.error();

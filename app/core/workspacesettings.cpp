@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workspacesettings.h"
 
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonValue>
 #include <QStringList>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <type_traits>
@@ -58,6 +62,7 @@ const QString kRestore = QStringLiteral("restore");
 const QString kHistory = QStringLiteral("history");
 const QString kIsolation = QStringLiteral("isolation");
 const QString kNetwork = QStringLiteral("network");
+const QString kVolumes = QStringLiteral("volumes");
 
 Error badSetting(const QString &message)
 {
@@ -133,6 +138,62 @@ QJsonObject groupJson(const IntField<Group> (&fields)[N], const Group &group)
     return json;
 }
 
+bool isSameOrInside(const QString &path, const QString &dir)
+{
+    return path == dir || dir == QLatin1String("/")
+           || (path.startsWith(dir) && path.at(dir.size()) == QLatin1Char('/'));
+}
+
+Result<QList<WorkspaceSettings::Volume>> parseVolumes(const QJsonValue &json,
+                                                      const QStringList &allowedRoots)
+{
+    if (!json.isArray())
+        return badSetting(QStringLiteral("settings field volumes must be an array of "
+                                         "{host_path, mount_path, read_only}"));
+    QList<WorkspaceSettings::Volume> volumes;
+    for (const QJsonValue &item : json.toArray()) {
+        const QJsonObject object = item.toObject();
+        for (auto it = object.begin(); it != object.end(); ++it) {
+            if (it.key() != QLatin1String("host_path") && it.key() != QLatin1String("mount_path")
+                && it.key() != QLatin1String("read_only"))
+                return badSetting(QStringLiteral("unknown settings field volumes[].%1; a volume has "
+                                                 "host_path, mount_path and read_only").arg(it.key()));
+        }
+        const QString host = object.value(QStringLiteral("host_path")).toString();
+        const QString mount = object.value(QStringLiteral("mount_path")).toString();
+        const QJsonValue readOnly = object.value(QStringLiteral("read_only"));
+        if (!item.isObject() || !QDir::isAbsolutePath(host) || !QDir::isAbsolutePath(mount)
+            || !(readOnly.isUndefined() || readOnly.isBool()))
+            return badSetting(QStringLiteral("settings field volumes[] must be {\"host_path\": absolute "
+                                             "path, \"mount_path\": absolute path, \"read_only\": "
+                                             "true or false}"));
+        const QString target = QDir::cleanPath(mount);
+        for (const char *system : {"/", "/proc", "/dev", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64"}) {
+            const QString place = QLatin1String(system);
+            if (target == place || (place != QLatin1String("/") && isSameOrInside(target, place)))
+                return badSetting(QStringLiteral("settings field volumes[].mount_path %1 is in the "
+                                                 "sandbox's system directories").arg(target));
+        }
+        const QFileInfo info(host);
+        const QString canonical = info.canonicalFilePath();
+        if (canonical.isEmpty() || !info.isDir())
+            return badSetting(QStringLiteral("settings field volumes[].host_path %1 is not a "
+                                             "directory on this machine").arg(host));
+        const bool allowed = std::any_of(allowedRoots.cbegin(), allowedRoots.cend(), [&](const QString &root) {
+            const QString realRoot = QFileInfo(root).canonicalFilePath();
+            return !realRoot.isEmpty() && isSameOrInside(canonical, realRoot);
+        });
+        if (!allowed)
+            return badSetting(QStringLiteral("settings field volumes[].host_path %1 is not under a "
+                                             "directory the server allows volumes from (%2)")
+                                      .arg(host, allowedRoots.isEmpty()
+                                                         ? QStringLiteral("none: start it with --allow-volume DIR")
+                                                         : allowedRoots.join(QStringLiteral(", "))));
+        volumes.append({canonical, target, readOnly.toBool(true)});
+    }
+    return volumes;
+}
+
 } // namespace
 
 Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
@@ -160,6 +221,11 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             else
                 return badSetting(QStringLiteral("settings field isolation must be \"none\" or "
                                                  "\"sandbox\""));
+        } else if (it.key() == kVolumes) {
+            Result<QList<Volume>> volumes = parseVolumes(value, defaults.allowedVolumeRoots);
+            if (!volumes)
+                return volumes.error();
+            settings.volumes = std::move(*volumes);
         } else if (it.key() == kNetwork) {
             if (!value.isBool())
                 return badSetting(QStringLiteral("settings field network must be true or false"));
@@ -167,10 +233,13 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             settings.networkChosen = true;
         } else {
             return badSetting(QStringLiteral("unknown settings field %1; the settings are limits, "
-                                             "restore, history, isolation and network")
+                                             "restore, history, isolation, network and volumes")
                                   .arg(it.key()));
         }
     }
+    if (!settings.volumes.isEmpty() && settings.isolation != Isolation::Sandbox)
+        return badSetting(QStringLiteral("settings field volumes needs isolation \"sandbox\": a "
+                                         "workspace without one has no mounts of its own"));
     if (!settings.networkChosen)
         settings.network = settings.isolation != Isolation::Sandbox;
     return settings;
@@ -182,7 +251,18 @@ QJsonObject WorkspaceSettings::toJson() const
             {kRestore, groupJson(kRestoreFields, restore)},
             {kHistory, groupJson(kHistoryFields, history)},
             {kIsolation, isolationName(isolation)},
-            {kNetwork, network}};
+            {kNetwork, network},
+            {kVolumes, volumesJson()}};
+}
+
+QJsonArray WorkspaceSettings::volumesJson() const
+{
+    QJsonArray list;
+    for (const Volume &volume : volumes)
+        list.append(QJsonObject{{QStringLiteral("host_path"), volume.hostPath},
+                                {QStringLiteral("mount_path"), volume.mountPath},
+                                {QStringLiteral("read_only"), volume.readOnly}});
+    return list;
 }
 
 QJsonObject WorkspaceSettings::mergePatch(const QJsonObject &overrides, const QJsonObject &patch)

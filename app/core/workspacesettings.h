@@ -3,8 +3,11 @@
 
 #include <replhost/sdk/result.h>
 
+#include <QJsonArray>
 #include <QJsonObject>
+#include <QList>
 #include <QString>
+#include <QStringList>
 
 namespace replhost::core {
 
@@ -15,8 +18,9 @@ namespace replhost::core {
 //               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0},
 //    "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
 //    "history": {"max_executions": 100000, "max_bytes": 1073741824, "max_age": 0},
-//    "isolation": "none" | "sandbox", "network": true | false}   (network: false for a sandbox
+//    "isolation": "none" | "sandbox", "network": true | false,   (network: false for a sandbox
 //                                                                  unless set)
+//    "volumes": [{"host_path": "/srv/logs", "mount_path": "/logs", "read_only": true}]}
 //
 // A limit of 0 means "no limit". A workspace stores only the fields it sets (its overrides);
 // the others take the server-wide defaults (EngineConfig::workspaceDefaults), so an
@@ -64,9 +68,26 @@ struct WorkspaceSettings {
         bool operator==(const History &) const = default;
     };
 
+    // A host directory bound into the workspace's sandbox, where its code sees it. Only for
+    // isolation "sandbox" (a process outside one shares the host's mounts), and only from under
+    // one of the server's allowed roots (allowedVolumeRoots).
+    struct Volume {
+        QString hostPath;   // absolute, symlinks resolved when the settings were read
+        QString mountPath;  // absolute, inside the sandbox
+        bool readOnly = true;
+
+        bool operator==(const Volume &) const = default;
+    };
+
     Limits limits;
     Restore restore;
     History history;
+    QList<Volume> volumes;
+    // The host directories volumes may come from (`--allow-volume`, none by default). Not a
+    // setting of a workspace's: the server's, carried by the defaults fromJson() is given, and
+    // never written to JSON. Settings whose volumes leave these (the server was started with
+    // fewer) no longer validate.
+    QStringList allowedVolumeRoots;
     Isolation isolation = Isolation::None;
     // Whether workers share the host's network. Unless chosen (here or in the server's
     // defaults), fromJson() makes it follow the isolation: off for "sandbox" (a network
@@ -82,6 +103,8 @@ struct WorkspaceSettings {
                                               const WorkspaceSettings &defaults);
     // Every field, effective values included.
     QJsonObject toJson() const;
+    // volumes as JSON, the form toJson() writes them in.
+    QJsonArray volumesJson() const;
 
     // A workspace's overrides after a change, by JSON Merge Patch (RFC 7396): fields of `patch`
     // replace those of `overrides`, objects merge field by field, and null removes a field (so
@@ -98,7 +121,8 @@ struct WorkspaceSettings {
     bool operator==(const WorkspaceSettings &other) const
     {
         return limits == other.limits && restore == other.restore && history == other.history
-               && isolation == other.isolation && network == other.network;
+               && isolation == other.isolation && network == other.network
+               && volumes == other.volumes;
     }
 };
 

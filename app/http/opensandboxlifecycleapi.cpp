@@ -163,11 +163,6 @@ void OpenSandboxLifecycleApi::create(const ExchangePtr &exchange)
                                            "replhost's runtimes run the code)"));
         return;
     }
-    if (!body.value(QStringLiteral("volumes")).toArray().isEmpty()) {
-        notSupported(*exchange, 400, QStringLiteral("volumes are not supported: a sandbox is a "
-                                                    "workspace directory on this machine"));
-        return;
-    }
     const Result<QStringList> entrypoint = json->stringList(QStringLiteral("entrypoint"));
     const Result<QMap<QString, QString>> env = json->stringMap(QStringLiteral("env"));
     const Result<QMap<QString, QString>> metadata = json->stringMap(QStringLiteral("metadata"));

@@ -3,6 +3,7 @@
 
 #include "core/sandboxsupport.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QRegularExpression>
 #include <QSysInfo>
@@ -121,6 +122,38 @@ Result<void> checkPlatform(const QJsonValue &platform)
     return {};
 }
 
+// OpenSandbox's host volumes as the workspace's volumes (read-write unless readOnly, as in
+// OpenSandbox); the server's --allow-volume list is checked with the rest of the settings.
+Result<QJsonArray> volumes(const QJsonValue &json)
+{
+    QJsonArray out;
+    if (json.isUndefined() || json.isNull())
+        return out;
+    if (!json.isArray())
+        return badRequest(QStringLiteral("field 'volumes' must be an array"));
+    for (const QJsonValue &item : json.toArray()) {
+        const QJsonObject volume = item.toObject();
+        const QString name = volume.value(QStringLiteral("name")).toString();
+        if (volume.contains(QStringLiteral("pvc")) || volume.contains(QStringLiteral("ossfs")))
+            return unsupported(QStringLiteral("volume '%1': only host volumes are supported (no "
+                                              "Kubernetes or OSS storage here)").arg(name));
+        const QString host = volume.value(QStringLiteral("host")).toObject().value(QStringLiteral("path")).toString();
+        const QString mount = volume.value(QStringLiteral("mountPath")).toString();
+        const QString subPath = volume.value(QStringLiteral("subPath")).toString();
+        if (!QDir::isAbsolutePath(host) || !QDir::isAbsolutePath(mount))
+            return badRequest(QStringLiteral("volume '%1' needs host.path and mountPath, both "
+                                             "absolute paths").arg(name));
+        if (subPath.startsWith(QLatin1Char('/')) || QDir::cleanPath(subPath).startsWith(QLatin1String("..")))
+            return badRequest(QStringLiteral("volume '%1': subPath must be relative and stay inside "
+                                             "host.path").arg(name));
+        out.append(QJsonObject{
+                {QStringLiteral("host_path"), subPath.isEmpty() ? host : QDir::cleanPath(host + QLatin1Char('/') + subPath)},
+                {QStringLiteral("mount_path"), mount},
+                {QStringLiteral("read_only"), volume.value(QStringLiteral("readOnly")).toBool(false)}});
+    }
+    return out;
+}
+
 } // namespace
 
 std::optional<qint64> OpenSandboxSandboxSpec::bytes(const QString &quantity)
@@ -203,6 +236,9 @@ Result<QJsonObject> OpenSandboxSandboxSpec::workspaceSettings(const QJsonObject 
     const Result<bool> allowed = network(request.value(QStringLiteral("networkPolicy")));
     if (!allowed)
         return allowed.error();
+    const Result<QJsonArray> mounts = volumes(request.value(QStringLiteral("volumes")));
+    if (!mounts)
+        return mounts.error();
     if (isolated && !sandbox.available())
         return Error{QStringLiteral("unavailable"),
                      QStringLiteral("an OpenSandbox sandbox is a replhost sandbox, which this machine "
@@ -211,10 +247,15 @@ Result<QJsonObject> OpenSandboxSandboxSpec::workspaceSettings(const QJsonObject 
     if (!isolated && !*allowed)
         return unsupported(QStringLiteral("networkPolicy deny needs a sandbox: a workspace without "
                                           "isolation has the server's network"));
+    if (!isolated && !mounts->isEmpty())
+        return unsupported(QStringLiteral("volumes need a sandbox: a workspace without isolation "
+                                          "has no mounts of its own"));
 
     QJsonObject settings{{QStringLiteral("isolation"), isolated ? QStringLiteral("sandbox") : QStringLiteral("none")}};
     if (isolated)
         settings.insert(QStringLiteral("network"), *allowed);
+    if (!mounts->isEmpty())
+        settings.insert(QStringLiteral("volumes"), *mounts);
     if (*memory > 0)
         settings.insert(QStringLiteral("limits"), QJsonObject{{QStringLiteral("memory_bytes"), double(*memory)}});
     return settings;

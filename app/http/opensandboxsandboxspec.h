@@ -31,6 +31,10 @@ namespace replhost::http {
 //   networkPolicy absent, null, {}   network true (OpenSandbox's default: egress allowed)
 //   networkPolicy defaultAction      "deny" → network false, "allow" → true, without rules;
 //                                    per-domain egress rules are refused
+//   volumes (host)                   volumes: bound read-write, or read-only when asked, at
+//                                    mountPath; the host path (with subPath) must be under a
+//                                    directory the server allows (--allow-volume), else 400;
+//                                    pvc and ossfs volumes are refused
 //   platform                         accepted when it is this machine's (linux and its arch)
 //   resourceRequests, other limits,  refused when present and not empty (or true)
 //   other extensions, secureAccess,

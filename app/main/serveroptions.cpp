@@ -4,6 +4,7 @@
 #include "commonoptions.h"
 
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QHostAddress>
 #include <QJsonDocument>
 
@@ -149,6 +150,10 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
             "bwrap", "path", "",
             QStringLiteral("The bubblewrap program that runs the workers of workspaces whose "
                            "isolation is \"sandbox\" (default: bwrap on PATH)."));
+    const QCommandLineOption allowVolume = option(
+            "allow-volume", "dir", "",
+            QStringLiteral("A host directory whose directories sandboxed workspaces may bind as "
+                           "volumes (OpenSandbox's host volumes; repeatable; none by default)."));
     const QCommandLineOption e2bPort = option(
             "e2b-port", "port", "",
             QStringLiteral("Also serve the E2B code interpreter API at the root of "
@@ -156,7 +161,8 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                            "picks a free port). Any local process can then run code."));
     parser.addOptions({host, port, maxBody, allowOrigin, allowHost, idleTimeout, headTimeout,
                        maxConnections, maxConnectionsPerClient, maxOutput, maxStreams, keepAlive,
-                       maxWorkers, workerIdle, warmPool, workspaceDefaults, bwrap, e2bPort});
+                       maxWorkers, workerIdle, warmPool, workspaceDefaults, bwrap, allowVolume,
+                       e2bPort});
 
     ServerOptions options;
     options.helpText = common.helpText();
@@ -239,6 +245,12 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     options.server.limits.maxConnectionsPerAddress = clientConnectionCap;
     options.server.maxStreamsPerClient = streamCap;
     options.server.sseKeepAliveMs = keepAliveMs;
+    for (const QString &dir : parser.values(allowVolume)) {
+        const QFileInfo info(dir);
+        if (!info.isAbsolute() || !info.isDir())
+            return fail(QStringLiteral("--allow-volume %1: not an absolute path of a directory").arg(dir));
+        options.workspaceDefaults.allowedVolumeRoots.append(info.canonicalFilePath());
+    }
     if (parser.isSet(workspaceDefaults)) {
         QJsonParseError error;
         const QJsonDocument json = QJsonDocument::fromJson(parser.value(workspaceDefaults).toUtf8(),
@@ -253,6 +265,7 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
             return fail(QStringLiteral("--workspace-defaults: %1").arg(defaults.error().message));
         options.workspaceDefaults = *defaults;
     }
+
     if (parser.isSet(maxOutput))
         options.workspaceDefaults.limits.outputBytes = outputLimit;
     options.maxResidentWorkers = workerCap;

@@ -197,6 +197,16 @@ Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox)
             return paths.error();
         *list = *paths;
     }
+    for (const QJsonValue &item : sandbox.value(QLatin1String("volumes")).toArray()) {
+        const QJsonObject volume = item.toObject();
+        const QString host = volume.value(QLatin1String("host_path")).toString();
+        const QString mount = volume.value(QLatin1String("mount_path")).toString();
+        if (!QDir::isAbsolutePath(host) || !QDir::isAbsolutePath(mount))
+            return invalid(QStringLiteral("confinement.sandbox.volumes[] must have absolute "
+                                          "host_path and mount_path"));
+        policy.volumes.append({QDir::cleanPath(host), QDir::cleanPath(mount),
+                               volume.value(QLatin1String("read_only")).toBool(true)});
+    }
     return policy;
 }
 
@@ -229,6 +239,19 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
                                             "read-only path %1 does not exist")
                                  .arg(path));
 
+    for (const SandboxPolicy::Volume &volume : policy.volumes) {
+        if (!QFileInfo(volume.hostPath).isDir())
+            return makeError(QStringLiteral("unavailable"),
+                             QStringLiteral("cannot start the worker in its sandbox: the volume "
+                                            "%1 is not a directory").arg(volume.hostPath));
+        // Nothing hidden is shown through a volume either (the data directory among them).
+        for (const QString &hidden : policy.hidden)
+            if (isSameOrInside(hidden, volume.hostPath) || isSameOrInside(volume.hostPath, hidden))
+                return makeError(QStringLiteral("unavailable"),
+                                 QStringLiteral("cannot start the worker in its sandbox: the "
+                                                "volume %1 would show %2").arg(volume.hostPath, hidden));
+    }
+
     ReadOnlyMounts mounts(policy.root, policy.hidden);
     for (const QString &part : command)
         for (const QString &path : pathsInArgument(part)) {
@@ -258,6 +281,9 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
     // After root, so that an explicit read-only path inside the workspace stays read-only.
     for (const QString &path : policy.readOnly)
         args << QStringLiteral("--ro-bind") << path << path;
+    for (const SandboxPolicy::Volume &volume : policy.volumes)
+        args << (volume.readOnly ? QStringLiteral("--ro-bind") : QStringLiteral("--bind"))
+             << volume.hostPath << volume.mountPath;
 
     const QString cwd = QDir::cleanPath(workingDirectory);
     args << QStringLiteral("--chdir")

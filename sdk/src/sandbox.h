@@ -20,11 +20,19 @@ struct SandboxPolicy {
     bool network = false;   // false: a network namespace with only a loopback of its own
     QStringList readOnly;   // further paths mounted read-only at the same place
     QStringList hidden;     // never visible, even inside a directory the command needs
+    // Host directories bound elsewhere in the sandbox (a workspace's volumes), after the rest.
+    struct Volume {
+        QString hostPath;
+        QString mountPath;
+        bool readOnly = true;
+    };
+    QList<Volume> volumes;
 };
 
 // Reads a `confinement.sandbox` object. Errors ("bad_request") name the bad field:
 // bwrap or root missing, not a string or not absolute, network not a boolean, read_only or
-// hidden not an array of absolute paths.
+// hidden not an array of absolute paths, volumes not an array of {host_path, mount_path,
+// read_only} with absolute paths.
 Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox);
 
 // Who the sandbox's processes are inside their user namespace. A server run as root maps to

@@ -3,7 +3,11 @@
 // field, JSON Merge Patch, and the rule for an execution's timeout.
 #include "core/workspacesettings.h"
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <climits>
@@ -16,6 +20,11 @@ namespace {
 QJsonObject parse(const char *json)
 {
     return QJsonDocument::fromJson(QByteArray(json)).object();
+}
+
+QJsonObject parse(const QString &json)
+{
+    return QJsonDocument::fromJson(json.toUtf8()).object();
 }
 
 } // namespace
@@ -48,7 +57,47 @@ private slots:
                                  "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
                                  "history": {"max_executions": 100000,
                                              "max_bytes": 1073741824, "max_age": 0},
-                                 "isolation": "none", "network": true})"));
+                                 "isolation": "none", "network": true, "volumes": []})"));
+    }
+
+    void volumesAreBoundFromAllowedDirectoriesOnly()
+    {
+        QTemporaryDir allowed;
+        QVERIFY(allowed.isValid() && QDir(allowed.path()).mkpath(QStringLiteral("logs")));
+        QVERIFY(QFile::link(QStringLiteral("/etc"), allowed.filePath(QStringLiteral("out"))));
+        WorkspaceSettings defaults;
+        defaults.allowedVolumeRoots = {allowed.path()};
+        const auto volume = [&](const QString &host, const QString &extra = {}) {
+            return parse(QStringLiteral(R"({"isolation": "sandbox", "volumes": [{"host_path": "%1",
+                                            "mount_path": "/mnt/logs/"%2}]})").arg(host, extra));
+        };
+        auto settings = WorkspaceSettings::fromJson(volume(allowed.filePath(QStringLiteral("logs"))), defaults);
+        QVERIFY2(settings, settings ? "" : qPrintable(settings.error().message));
+        QCOMPARE(settings->volumes.size(), 1);
+        QCOMPARE(settings->volumes[0].hostPath, QFileInfo(allowed.filePath(QStringLiteral("logs"))).canonicalFilePath());
+        QCOMPARE(settings->volumes[0].mountPath, QStringLiteral("/mnt/logs"));
+        QVERIFY(settings->volumes[0].readOnly);  // unless asked otherwise
+        auto back = WorkspaceSettings::fromJson(settings->toJson(), defaults);
+        QVERIFY(back && *back == *settings);
+
+        const QList<std::pair<QJsonObject, QString>> refused{
+                {volume(QStringLiteral("/etc")), QStringLiteral("not under a directory the server allows")},
+                {volume(allowed.filePath(QStringLiteral("out"))), QStringLiteral("not under a directory the server allows")},
+                {volume(allowed.filePath(QStringLiteral("missing"))), QStringLiteral("is not a directory")},
+                {volume(allowed.filePath(QStringLiteral("logs")), QStringLiteral(R"(, "owner": 0)")), QStringLiteral("unknown settings field volumes[].owner")},
+                {parse(QStringLiteral(R"({"isolation": "sandbox", "volumes": [{"host_path": "%1", "mount_path": "/usr/lib"}]})")
+                               .arg(allowed.filePath(QStringLiteral("logs")))), QStringLiteral("system directories")},
+                {parse(QStringLiteral(R"({"volumes": [{"host_path": "%1", "mount_path": "/logs"}]})")
+                               .arg(allowed.filePath(QStringLiteral("logs")))), QStringLiteral("needs isolation")},
+        };
+        for (const auto &[json, named] : refused) {
+            auto bad = WorkspaceSettings::fromJson(json, defaults);
+            QVERIFY(!bad);
+            QCOMPARE(bad.error().code, QStringLiteral("bad_request"));
+            QVERIFY2(bad.error().message.contains(named), qPrintable(bad.error().message));
+        }
+        // A server that allows none: none at all.
+        QVERIFY(!WorkspaceSettings::fromJson(volume(allowed.filePath(QStringLiteral("logs"))), WorkspaceSettings()));
     }
 
     void fromJsonAppliesGivenFieldsOverTheDefaults()

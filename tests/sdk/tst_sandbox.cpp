@@ -55,7 +55,7 @@ class SandboxTest : public QObject {
 
     sdk::SandboxPolicy policy(bool network = false) const
     {
-        return {m_bwrap, m_root, network, {}, {}};
+        return {m_bwrap, m_root, network, {}, {}, {}};
     }
 
     // What a confinement runs inside bwrap.

@@ -16,6 +16,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTcpServer>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUrl>
 
@@ -61,6 +62,9 @@ private slots:
     void networkPolicyDecidesWhetherTheLoopbackIsReached_data();
     void networkPolicyDecidesWhetherTheLoopbackIsReached();
     void createWithoutASandboxHereIsRefusedWithTheReason();
+    void hostVolumesAreBoundAsAsked();
+    void volumesFromOutsideTheAllowedDirectoriesAreRefused_data();
+    void volumesFromOutsideTheAllowedDirectoriesAreRefused();
     void unsupportedCreateRequestsLeaveNothingBehind_data();
     void unsupportedCreateRequestsLeaveNothingBehind();
     void unknownSandboxIs404_data();
@@ -90,6 +94,7 @@ private:
     static QList<QJsonObject> events(const ApiClient::Response &response);
     static QStringList types(const QList<QJsonObject> &events);
 
+    QTemporaryDir m_volumes;  // the server's --allow-volume directory
     ServerProcess m_server;
     QString m_sandbox;
     // Why this machine cannot make sandboxes (empty: it can). Where it cannot, the sandboxes
@@ -159,7 +164,9 @@ QStringList tst_OpenSandboxWire::types(const QList<QJsonObject> &events)
 
 void tst_OpenSandboxWire::initTestCase()
 {
-    QVERIFY2(m_server.start({QStringLiteral("--sse-keep-alive"), QString::number(kPingMs)}),
+    QVERIFY(m_volumes.isValid());
+    QVERIFY2(m_server.start({QStringLiteral("--sse-keep-alive"), QString::number(kPingMs),
+                             QStringLiteral("--allow-volume"), m_volumes.path()}),
              qPrintable(m_server.error()));
     m_noSandbox = replhost::testing::sandboxUnavailableReason();
     m_sandbox = createSandbox(m_server, {{QStringLiteral("env"), QJsonObject{{QStringLiteral("WHO"), QStringLiteral("wire")}}}});
@@ -625,13 +632,83 @@ void tst_OpenSandboxWire::createWithoutASandboxHereIsRefusedWithTheReason()
     QCOMPARE(server.stop(), 0);
 }
 
+void tst_OpenSandboxWire::hostVolumesAreBoundAsAsked()
+{
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_noSandbox);
+    const QDir root(m_volumes.path());
+    QVERIFY(root.mkpath(QStringLiteral("logs")) && root.mkpath(QStringLiteral("data/inner")));
+    QFile seen(root.filePath(QStringLiteral("logs/seen.txt")));
+    QVERIFY(seen.open(QIODevice::WriteOnly) && seen.write("from the host\n") > 0);
+    seen.close();
+    const QJsonArray volumes{
+            QJsonObject{{QStringLiteral("name"), QStringLiteral("logs")},
+                        {QStringLiteral("host"), QJsonObject{{QStringLiteral("path"), root.filePath(QStringLiteral("logs"))}}},
+                        {QStringLiteral("mountPath"), QStringLiteral("/mnt/logs")}, {QStringLiteral("readOnly"), true}},
+            // OpenSandbox's default is read-write, and subPath picks a directory inside.
+            QJsonObject{{QStringLiteral("name"), QStringLiteral("data")},
+                        {QStringLiteral("host"), QJsonObject{{QStringLiteral("path"), root.filePath(QStringLiteral("data"))}}},
+                        {QStringLiteral("subPath"), QStringLiteral("inner")},
+                        {QStringLiteral("mountPath"), QStringLiteral("/data")}}};
+    const QString id = createSandbox(m_server, {{QStringLiteral("volumes"), volumes}});
+    QVERIFY(!id.isEmpty());
+    const auto command = osb("POST", QStringLiteral("/opensandbox/execd/%1/command").arg(id),
+                             compact({{QStringLiteral("command"), QStringLiteral(
+                                     "cat /mnt/logs/seen.txt; (echo no > /mnt/logs/new) 2>/dev/null && echo wrote || echo refused; "
+                                     "echo yes > /data/new && echo wrote")}}));
+    QStringList out;
+    for (const QJsonObject &event : events(command))
+        if (event.value(QStringLiteral("type")) == QLatin1String("stdout"))
+            out.append(event.value(QStringLiteral("text")).toString());
+    QCOMPARE(out, (QStringList{QStringLiteral("from the host"), QStringLiteral("refused"), QStringLiteral("wrote")}));
+    QVERIFY(!QFile::exists(root.filePath(QStringLiteral("logs/new"))));
+    QFile written(root.filePath(QStringLiteral("data/inner/new")));
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    QCOMPARE(written.readAll(), QByteArray("yes\n"));
+    QCOMPARE(osb("DELETE", QStringLiteral("/opensandbox/v1/sandboxes/") + id).status, 204);
+    // The host's directories stay when the sandbox goes.
+    QVERIFY(QFile::exists(root.filePath(QStringLiteral("logs/seen.txt"))));
+}
+
+void tst_OpenSandboxWire::volumesFromOutsideTheAllowedDirectoriesAreRefused_data()
+{
+    QTest::addColumn<QString>("hostPath");
+    QTest::addColumn<QString>("subPath");
+    QTest::newRow("another directory") << "/etc" << "";
+    QTest::newRow("the data directory") << "{data}" << "";
+    QTest::newRow("out through a symlink") << "{volumes}/link" << "";
+    QTest::newRow("out through subPath") << "{volumes}" << "../..";
+}
+
+void tst_OpenSandboxWire::volumesFromOutsideTheAllowedDirectoriesAreRefused()
+{
+    QFETCH(QString, hostPath);
+    QFETCH(QString, subPath);
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_noSandbox);
+    QFile::link(QStringLiteral("/etc"), m_volumes.filePath(QStringLiteral("link")));
+    hostPath.replace(QStringLiteral("{data}"), m_server.dataDir()).replace(QStringLiteral("{volumes}"), m_volumes.path());
+    QJsonObject volume{{QStringLiteral("name"), QStringLiteral("v")},
+                       {QStringLiteral("host"), QJsonObject{{QStringLiteral("path"), hostPath}}},
+                       {QStringLiteral("mountPath"), QStringLiteral("/mnt/v")}};
+    if (!subPath.isEmpty())
+        volume.insert(QStringLiteral("subPath"), subPath);
+    const QJsonObject body{{QStringLiteral("image"), QJsonObject{{QStringLiteral("uri"), QStringLiteral("python:3.11")}}},
+                           {QStringLiteral("volumes"), QJsonArray{volume}}};
+    const int before = client().get(QStringLiteral("/v1/workspaces")).array().size();
+    const auto response = osb("POST", QStringLiteral("/opensandbox/v1/sandboxes"), compact(body));
+    QCOMPARE(response.status, 400);
+    QCOMPARE(response.object().value(QStringLiteral("code")).toString(), QStringLiteral("INVALID_REQUEST_BODY"));
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces")).array().size(), before);
+}
+
 void tst_OpenSandboxWire::unsupportedCreateRequestsLeaveNothingBehind_data()
 {
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("code");
     QTest::newRow("snapshot") << QByteArray(R"({"snapshotId":"snap-1","entrypoint":[]})") << QStringLiteral("NOT_SUPPORTED");
-    QTest::newRow("volumes") << QByteArray(R"({"image":{"uri":"x"},"volumes":[{"name":"v","host":{"path":"/srv"}}]})")
-                             << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("kubernetes volume") << QByteArray(R"({"image":{"uri":"x"},"volumes":[{"name":"v","pvc":{"claimName":"c"},"mountPath":"/data"}]})")
+                                       << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("volume without a mount path") << QByteArray(R"({"image":{"uri":"x"},"volumes":[{"name":"v","host":{"path":"/srv"}}]})")
+                                                 << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("no image") << QByteArray(R"({"entrypoint":["tail"]})") << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("zero timeout") << QByteArray(R"({"image":{"uri":"x"},"timeout":0})") << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("env not strings") << QByteArray(R"({"image":{"uri":"x"},"env":{"A":1}})") << QStringLiteral("INVALID_REQUEST_BODY");
