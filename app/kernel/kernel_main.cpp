@@ -5,6 +5,7 @@
 #include "contexthistory.h"
 #include "contextlease.h"
 #include "kernelserver.h"
+#include "parentwatch.h"
 #include "replhostinterpreter.h"
 #include "serverconnection.h"
 
@@ -112,6 +113,14 @@ int main(int argc, char *argv[])
     xeus::xkernel jupyterKernel(config, xeus::get_user_name(), xeus::make_context<zmq::context_t>(),
                                 std::move(interpreter), &kernel::KernelServer::make, std::move(history));
     static_cast<kernel::KernelServer &>(jupyterKernel.get_server()).setInterpreter(interpreterView);
+    // A frontend that died sent no shutdown_request: its kernel ends as a shutdown would.
+    const kernel::ParentWatch parentWatch([&overrides, &workspace, interpreterView] {
+        std::cerr << "replhost-kernel: the process that started this kernel is gone; shutting down" << std::endl;
+        kernel::ServerConnection own(overrides, workspace);
+        if (const cli::Result<void> released = interpreterView->lease().release(own, false); !released)
+            std::cerr << "replhost-kernel: " << released.failure().message << std::endl;
+        std::_Exit(0);
+    });
     jupyterKernel.start();
     return 0;
 }

@@ -31,6 +31,8 @@ public:
     void interrupt();
     // Shutdown or restart: what the lease says (ContextLease::release). Failures go to stderr.
     void release(bool restart);
+    // What to release when the kernel ends without a shutdown_request (its frontend is gone).
+    const ContextLease &lease() const { return m_lease; }
 
     // replhost's execution count of the latest cell, which is the context's (it goes on across
     // kernels bound to the same context), not a count of this kernel's own.

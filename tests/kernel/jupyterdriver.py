@@ -14,9 +14,12 @@ each step the reply's content and the iopub messages (msg_type, content) it caus
   {"op": "forged_execute", "code": C}                   an execute_request signed with a key that
                                                         is not the kernel's, sent on the shell
                                                         socket; no reply is waited for
-The kernel is shut down at the end (shutdown_request, then jupyter_client's own ending).
+The kernel is shut down at the end (shutdown_request, then jupyter_client's own ending), unless
+"abandon" is true: then the driver prints its results with "kernel_pid" and dies on the spot, as a
+crashed frontend would, leaving the kernel without a word.
 """
 import json
+import os
 import sys
 
 from jupyter_client.manager import start_new_kernel
@@ -53,6 +56,13 @@ def main():
     script = json.load(sys.stdin)
     km, kc = start_new_kernel(kernel_name=script["kernel"], startup_timeout=TIMEOUT)
     results = []
+    if script.get("abandon"):
+        for step in script["steps"]:
+            msg_id = kc.execute(step["code"])
+            results.append({"reply": shell_reply(kc, msg_id)["content"], "iopub": collect(kc, km, msg_id)})
+        json.dump({"results": results, "kernel_pid": km.provisioner.process.pid}, sys.stdout)
+        sys.stdout.flush()
+        os._exit(0)
     try:
         for step in script["steps"]:
             op = step["op"]

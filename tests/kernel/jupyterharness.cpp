@@ -113,6 +113,22 @@ QJsonArray JupyterHarness::drive(const QString &kernel, const QJsonArray &steps,
     return answer.value(QStringLiteral("results")).toArray();
 }
 
+qint64 JupyterHarness::driveAndAbandon(const QString &kernel, const QJsonArray &steps, QJsonArray *results)
+{
+    const QJsonObject script{{QStringLiteral("kernel"), kernel}, {QStringLiteral("steps"), steps},
+                             {QStringLiteral("abandon"), true}};
+    const Run result = run(python(), {QStringLiteral(REPLHOST_JUPYTER_DRIVER)},
+                           QJsonDocument(script).toJson(QJsonDocument::Compact));
+    const QJsonObject answer = QJsonDocument::fromJson(result.out).object();
+    const qint64 pid = answer.value(QStringLiteral("kernel_pid")).toInteger();
+    if (result.exitCode != 0 || pid <= 0) {
+        m_error = QStringLiteral("jupyterdriver.py exited with %1: %2").arg(result.exitCode).arg(QString::fromUtf8(result.err.right(4000)));
+        return 0;
+    }
+    *results = answer.value(QStringLiteral("results")).toArray();
+    return pid;
+}
+
 QString JupyterHarness::streamText(const QJsonObject &result, const QString &name)
 {
     QString text;

@@ -34,6 +34,9 @@ public:
     // array, one object per step ({"reply": …, "iopub": [{"msg_type", "content"}, …]}); empty
     // with error() set when the driver failed.
     QJsonArray drive(const QString &kernel, const QJsonArray &steps, const QMap<QString, QString> &environment = {});
+    // Like drive(), but the driver dies without shutting the kernel down, as a crashed frontend
+    // does. The kernel's pid (its results in `results`), or 0 with error() set.
+    qint64 driveAndAbandon(const QString &kernel, const QJsonArray &steps, QJsonArray *results);
     QString error() const { return m_error; }
 
     // Runs a program of Jupyter's (python3 -m … or jupyter …) in the environment. {exit code,

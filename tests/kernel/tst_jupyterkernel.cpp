@@ -35,6 +35,7 @@ private slots:
     void inspectShowsAVariableOrSaysNotFound();
     void isCompleteTellsAConsoleWhenToRun();
     void shutdownDeletesTheKernelsContext();
+    void kernelOfADeadFrontendEndsAndDeletesItsContext();
     void contextIsNamedAfterTheNotebook();
     void notebookNameIsCleanedForTheServer();
     void forgedRequestIsNotRun();
@@ -332,6 +333,19 @@ void tst_JupyterKernel::shutdownDeletesTheKernelsContext()
     const qsizetype before = contexts().size();
     const QJsonArray results = drive(kernel, {H::execute(QStringLiteral("x = 1"))});
     QCOMPARE(results.size(), 1);
+    QCOMPARE(contexts().size(), before);
+}
+
+void tst_JupyterKernel::kernelOfADeadFrontendEndsAndDeletesItsContext()
+{
+    KERNEL_FOR(QStringLiteral("python"), kernel);
+    const qsizetype before = contexts().size();
+    QJsonArray results;
+    const qint64 pid = m_bed.jupyter().driveAndAbandon(kernel, {H::execute(QStringLiteral("x = 1"))}, &results);
+    QVERIFY2(pid > 0, qPrintable(m_bed.jupyter().error()));
+    QCOMPARE(results[0][QStringLiteral("reply")][QStringLiteral("status")].toString(), QStringLiteral("ok"));
+    // Its frontend died without a shutdown_request: the kernel notices and ends on its own.
+    QTRY_VERIFY_WITH_TIMEOUT(!ServerProcess::isAlive(pid), 30000);
     QCOMPARE(contexts().size(), before);
 }
 
