@@ -267,12 +267,14 @@ Result<QString> WorkspaceFiles::relativeOf(const QString &path) const
 {
     if (path.contains(QChar(0)))
         return makeError(QStringLiteral("bad_request"), QStringLiteral("a path may not contain NUL"));
-    QStringList segments = path.split(QLatin1Char('/'), Qt::SkipEmptyParts);
+    // "~/x" is "x" where the workspace is its code's HOME.
+    const bool underHome = m_homeIsRoot && (path == QLatin1String("~") || path.startsWith(QLatin1String("~/")));
+    QStringList segments = (underHome ? path.mid(1) : path).split(QLatin1Char('/'), Qt::SkipEmptyParts);
     if (segments.contains(QStringLiteral("..")))
         return forbidden(path, QStringLiteral("\"..\" may not be used in workspace paths"));
     segments.removeAll(QStringLiteral("."));
     QString relative = segments.join(QLatin1Char('/'));
-    if (QDir::isAbsolutePath(path)) {
+    if (!underHome && QDir::isAbsolutePath(path)) {
         const QString cleaned = QDir::cleanPath(path);
         if (isInside(cleaned, m_root)) {
             relative = relativeTo(cleaned, m_root);

@@ -20,7 +20,9 @@ namespace replhost::core {
 // and the cwd of a new context, all come here).
 //
 // Paths are '/'-separated, relative to the workspace directory, or absolute and inside it; ""
-// and "." name the directory itself. Refused with "forbidden":
+// and "." name the directory itself. Where the workspace is HOME for its code (a sandbox:
+// setHomeIsRoot()), "~" and "~/x" name the directory and x in it, as the code's shell reads
+// them; elsewhere "~" is a file name like any other. Refused with "forbidden":
 //   - any ".." segment (even one that would stay inside: it is refused before it reaches the
 //     kernel, so no request depends on how ".." meets symlinks);
 //   - an absolute path outside the directory;
@@ -116,6 +118,8 @@ public:
     explicit WorkspaceFiles(const QString &rootDirectory);
 
     QString root() const { return m_root; }
+    // "~" is the workspace directory (its code's HOME), see above.
+    void setHomeIsRoot(bool homeIsRoot) { m_homeIsRoot = homeIsRoot; }
 
     // The absolute path `path` names, after the checks above (made now, from the directory's
     // descriptor). It is the path as named (a final symlink is not replaced by its target).
@@ -171,6 +175,7 @@ private:
 
     QString m_root;   // canonical, without a trailing '/'
     QString m_given;  // as given, cleaned (the same directory through a symlink, perhaps)
+    bool m_homeIsRoot = false;
 };
 
 } // namespace replhost::core

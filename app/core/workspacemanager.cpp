@@ -175,7 +175,12 @@ Result<WorkspaceFiles> WorkspaceManager::files(const QString &name) const
         return makeError(QStringLiteral("io"),
                          QStringLiteral("the directory of workspace \"%1\" (%2) is missing and "
                                         "cannot be created").arg(ws->name, ws->directory));
-    return WorkspaceFiles(ws->directory);
+    WorkspaceFiles files(ws->directory);
+    // A sandbox's HOME is its workspace (WorkerConfinement::baseEnvironment); outside one the
+    // code's HOME is the server user's, which "~" must not pretend to be.
+    const auto settings = effectiveSettings(*ws);
+    files.setHomeIsRoot(settings && settings->isolation == WorkspaceSettings::Isolation::Sandbox);
+    return files;
 }
 
 Result<void> WorkspaceManager::remove(const QString &name, bool purge)

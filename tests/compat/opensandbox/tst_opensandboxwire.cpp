@@ -63,6 +63,7 @@ private slots:
     void networkPolicyDecidesWhetherTheLoopbackIsReached();
     void createWithoutASandboxHereIsRefusedWithTheReason();
     void hostVolumesAreBoundAsAsked();
+    void tildeIsTheSandboxsHomeOnTheFileRoutes();
     void volumesFromOutsideTheAllowedDirectoriesAreRefused_data();
     void volumesFromOutsideTheAllowedDirectoriesAreRefused();
     void unsupportedCreateRequestsLeaveNothingBehind_data();
@@ -630,6 +631,25 @@ void tst_OpenSandboxWire::createWithoutASandboxHereIsRefusedWithTheReason()
                      .object().value(QStringLiteral("settings")).toObject().value(QStringLiteral("isolation")).toString(),
              QStringLiteral("none"));
     QCOMPARE(server.stop(), 0);
+}
+
+void tst_OpenSandboxWire::tildeIsTheSandboxsHomeOnTheFileRoutes()
+{
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_noSandbox);
+    // The code writes ~/home.txt with its shell; a client reads it back by the same name.
+    const auto written = osb("POST", execd(QStringLiteral("/command")),
+                             compact({{QStringLiteral("command"), QStringLiteral("echo \"$HOME\" > ~/home.txt")}}));
+    QVERIFY(types(events(written)).contains(QStringLiteral("execution_complete")));
+    const auto byTilde = osb("GET", execd(QStringLiteral("/files/download?path=~/home.txt")));
+    QCOMPARE(byTilde.status, 200);
+    const QString workspace = client().get(QStringLiteral("/v1/workspaces/") + m_sandbox).object()
+                                      .value(QStringLiteral("directory")).toString();
+    QCOMPARE(byTilde.body, (workspace + QLatin1Char('\n')).toUtf8());
+    QCOMPARE(osb("GET", execd(QStringLiteral("/files/download?path=home.txt"))).body, byTilde.body);
+    QCOMPARE(osb("GET", execd(QStringLiteral("/files/info?path=~"))).status, 200);
+    QCOMPARE(osb("GET", execd(QStringLiteral("/files/download?path=~/../x"))).status, 403);
+    // Outside a sandbox the code's HOME is the server user's: "~" is only a name there.
+    QCOMPARE(osb("GET", QStringLiteral("/opensandbox/execd/default/files/download?path=~/home.txt")).status, 404);
 }
 
 void tst_OpenSandboxWire::hostVolumesAreBoundAsAsked()
