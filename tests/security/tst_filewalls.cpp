@@ -179,13 +179,16 @@ void tst_FileWalls::aSymlinkSwappedDuringRequestsNeverLeadsOut()
     std::atomic<bool> stop{false};
     std::atomic<int> swaps{0};
     std::thread swapper([&] {
+        // Each state lasts until the swapper runs again (a yield between swaps, not between
+        // pairs of them), so that "d" is a link about half the time even on a loaded machine,
+        // where a state held only between two back-to-back swaps is almost never met.
         while (!stop) {
             for (const QByteArray &other : {toRoot, toOutside}) {
                 for (int i = 0; i < 2; ++i) {
                     if (::renameat2(AT_FDCWD, d.constData(), AT_FDCWD, other.constData(), RENAME_EXCHANGE) == 0)
                         ++swaps;
+                    sched_yield();
                 }
-                sched_yield();
             }
         }
     });
