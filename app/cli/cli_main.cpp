@@ -11,6 +11,7 @@
 #include "historycommand.h"
 #include "kernelspeccommand.h"
 #include "mcprelay.h"
+#include "pluginscommand.h"
 #include "runcommand.h"
 #include "serverlauncher.h"
 #include "serverlocator.h"
@@ -39,6 +40,8 @@ std::unique_ptr<Command> commandFor(const CommandLine &line, ApiClient &client)
         return std::make_unique<HistoryCommand>(line, client);
     if (line.command == "kernelspec")
         return std::make_unique<KernelspecCommand>(line, client);
+    if (line.command == "plugins" || line.command == "languages")
+        return std::make_unique<PluginsCommand>(line, client);
     return std::make_unique<WorkspacesCommand>(line, client);
 }
 

@@ -63,7 +63,9 @@ const std::map<std::string, std::vector<OptionSpec>> &commandOptions()
               {"kernel", 0, true, false}}},
             {"kernelspec list", {{"user", 0, false, false}, {"prefix", 0, true, false}}},
             {"kernelspec remove", {{"user", 0, false, false}, {"prefix", 0, true, false}}},
+            {"languages", {}},
             {"mcp", {}},
+            {"plugins", {}},
             {"workspaces ls", {}},
             {"workspaces new", {{"directory", 0, true, false}}},
             {"workspaces rm", {{"purge", 0, false, false}}},
@@ -103,7 +105,9 @@ const std::map<std::string, std::vector<std::string>> &CommandLine::commands()
             {"files", {"ls", "get", "put"}},
             {"history", {}},
             {"kernelspec", {"install", "list", "remove"}},
+            {"languages", {}},
             {"mcp", {}},
+            {"plugins", {}},
             {"workspaces", {"ls", "new", "rm"}},
     };
     return table;

@@ -16,7 +16,9 @@ Commands:
   files ls|get|put                  files of the workspace directory
   history                           the runs of a context, newest first
   kernelspec install|list|remove    Jupyter kernelspecs that run code in replhost
+  languages                         the languages the server can run, or why not
   mcp                               serve MCP (Model Context Protocol) on stdin/stdout
+  plugins                           where the server looked for plugins, what it found
   workspaces ls|new|rm              the server's workspaces
 
 Options (anywhere on the line):
@@ -144,6 +146,19 @@ shutdown.
 
 --data-dir, --workspace and --url are written into the kernelspecs; a token never
 is. list and remove see only replhost's kernelspecs.
+)";
+    }
+    if (command == "plugins" || command == "languages") {
+        return R"(Usage: replhost-cli plugins
+       replhost-cli languages
+
+plugins prints the directories the server searched for language plugins, in order
+(the first plugin of a language wins), with the number of plugin files each holds
+or "missing"; then every plugin file it found: its id, state (loaded, incompatible,
+broken, shadowed), the origin of its directory, the file and why it was refused.
+languages prints the languages of the loaded plugins: whether each can run here,
+its runtime's version and aliases, and what to install when it cannot.
+Plugins are found when the server starts: restart it after installing one.
 )";
     }
     if (command == "workspaces") {

@@ -106,6 +106,15 @@ QString PluginEntry::stateName(State state)
     return {};
 }
 
+QJsonObject PluginSearchDir::toJson() const
+{
+    return QJsonObject{
+        {QStringLiteral("directory"), path},
+        {QStringLiteral("origin"), origin},
+        {QStringLiteral("exists"), QFileInfo(path).isDir()},
+    };
+}
+
 QJsonObject PluginEntry::toJson() const
 {
     return QJsonObject{
@@ -118,6 +127,8 @@ QJsonObject PluginEntry::toJson() const
         {QStringLiteral("lexer"), lexer},
         {QStringLiteral("capabilities"), capabilities},
         {QStringLiteral("file"), fileName},
+        {QStringLiteral("directory"), foundIn.path},
+        {QStringLiteral("origin"), foundIn.origin},
         {QStringLiteral("state"), stateName(state)},
         {QStringLiteral("error"), error.isEmpty() ? QJsonValue() : QJsonValue(error)},
         {QStringLiteral("available"), state == State::Loaded && runtime.available},
@@ -138,35 +149,51 @@ PluginRegistry::~PluginRegistry()
     qDeleteAll(m_loaders);
 }
 
-QStringList PluginRegistry::standardSearchPaths(const QStringList &extraPaths)
+QList<PluginSearchDir> PluginRegistry::standardSearchPaths(const QStringList &extraPaths)
 {
-    QStringList paths;
+    QList<PluginSearchDir> dirs;
+    const auto add = [&dirs](const QString &path, const char *origin) {
+        const QString clean = QDir::cleanPath(QDir(path).absolutePath());
+        const bool known = std::any_of(dirs.cbegin(), dirs.cend(),
+                                       [&clean](const PluginSearchDir &dir) { return dir.path == clean; });
+        if (!known)
+            dirs.append(PluginSearchDir{clean, QLatin1String(origin)});
+    };
     for (const QString &p : qEnvironmentVariable("REPLHOST_PLUGIN_PATH").split(QLatin1Char(':'),
                                                                                Qt::SkipEmptyParts))
-        paths.append(p);
-    paths.append(extraPaths);
+        add(p, "environment");
+    for (const QString &p : extraPaths)
+        add(p, "configured");
+    // CMake's GNUInstallDirs gives a prefix other than /usr the libdir "lib", so these are where
+    // `cmake --install` puts a plugin with --prefix ~/.local and with the default prefix.
+    add(QDir::home().filePath(QStringLiteral(".local/lib/replhost/plugins")), "user");
     QString xdg = qEnvironmentVariable("XDG_DATA_HOME");
     if (xdg.isEmpty())
         xdg = QDir::home().filePath(QStringLiteral(".local/share"));
-    paths.append(QDir(xdg).filePath(QStringLiteral("replhost/plugins")));
+    add(QDir(xdg).filePath(QStringLiteral("replhost/plugins")), "user");
+    add(QStringLiteral("/usr/local/lib/replhost/plugins"), "local");
+    add(QStringLiteral("/usr/lib/" REPLHOST_MULTIARCH_LIBDIR "replhost/plugins"), "system");
     const QDir exeDir(QCoreApplication::applicationDirPath());
-    paths.append(exeDir.filePath(QStringLiteral("../" REPLHOST_PLUGIN_INSTALL_DIR)));
-    paths.append(exeDir.filePath(QStringLiteral("../lib/replhost/plugins")));
-    QStringList unique;
-    for (const QString &p : paths) {
-        const QString clean = QDir::cleanPath(QDir(p).absolutePath());
-        if (!unique.contains(clean))
-            unique.append(clean);
-    }
-    return unique;
+    add(exeDir.filePath(QStringLiteral("../" REPLHOST_PLUGIN_INSTALL_DIR)), "install");
+    add(exeDir.filePath(QStringLiteral("../lib/replhost/plugins")), "install");
+    return dirs;
 }
 
 void PluginRegistry::discover(const QStringList &searchPaths, const QJsonObject &languageSettings)
 {
+    QList<PluginSearchDir> dirs;
+    for (const QString &path : searchPaths)
+        dirs.append(PluginSearchDir{QDir::cleanPath(QDir(path).absolutePath()), QStringLiteral("configured")});
+    discover(dirs, languageSettings);
+}
+
+void PluginRegistry::discover(const QList<PluginSearchDir> &searchDirs, const QJsonObject &languageSettings)
+{
     m_entries.clear();
+    m_searchDirs = searchDirs;
     QSet<QString> seenFiles;
-    for (const QString &path : searchPaths) {
-        const QDir dir(path);
+    for (const PluginSearchDir &searchDir : searchDirs) {
+        const QDir dir(searchDir.path);
         if (!dir.exists())
             continue;
         const auto files = dir.entryInfoList(QDir::Files | QDir::Readable, QDir::Name);
@@ -178,6 +205,7 @@ void PluginRegistry::discover(const QStringList &searchPaths, const QJsonObject 
 
             PluginEntry entry;
             entry.fileName = fileName;
+            entry.foundIn = searchDir;
             auto *loader = new QPluginLoader(fileName);
             PluginEntry::State failState;
             entry.error = readMetadata(loader->metaData(), entry, failState);

@@ -21,6 +21,7 @@ PluginsDialog::PluginsDialog(const core::PluginRegistry &plugins, QWidget *paren
     : QDialog(parent)
     , m_plugins(plugins)
     , m_table(new QTableWidget(0, 5, this))
+    , m_searchPath(new QLabel(this))
 {
     setWindowTitle(tr("Plugins"));
     m_table->setHorizontalHeaderLabels({tr("Plugin"), tr("Version"), tr("State"), tr("Runtime"), tr("Details")});
@@ -40,11 +41,15 @@ PluginsDialog::PluginsDialog(const core::PluginRegistry &plugins, QWidget *paren
                                 "be used says why."),
                              this);
     intro->setWordWrap(true);
+    m_searchPath->setWordWrap(true);
+    m_searchPath->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_searchPath->setAccessibleName(tr("Plugin search path"));
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(intro);
     layout->addWidget(m_table, 1);
+    layout->addWidget(m_searchPath);
     layout->addWidget(buttons);
     resize(980, 420);
     reload();
@@ -63,7 +68,7 @@ void PluginsDialog::reload()
             title += QStringLiteral(" (%1)").arg(entry.id);
         auto *plugin = new QTableWidgetItem(LanguageBadge::icon(entry.id.isEmpty() ? QStringLiteral("?") : entry.id),
                                             title);
-        plugin->setToolTip(entry.fileName);
+        plugin->setToolTip(tr("%1\nfound in %2 (%3)").arg(entry.fileName, entry.foundIn.path, entry.foundIn.origin));
         auto *version = new QTableWidgetItem(entry.version.isEmpty() ? QStringLiteral("—") : entry.version);
         if (!entry.sdkVersion.isEmpty())
             version->setToolTip(tr("built against SDK %1").arg(entry.sdkVersion));
@@ -97,6 +102,16 @@ void PluginsDialog::reload()
         m_table->setItem(row, DetailsColumn, detailItem);
         ++row;
     }
+
+    QStringList searched;
+    for (const core::PluginSearchDir &dir : m_plugins.searchDirs()) {
+        const bool exists = QFileInfo(dir.path).isDir();
+        searched.append(tr("%1. %2 (%3%4)")
+                                .arg(searched.size() + 1)
+                                .arg(dir.path, dir.origin, exists ? QString() : tr(", missing")));
+    }
+    m_searchPath->setText(tr("Searched, in order (the first plugin of a language wins):\n%1")
+                                  .arg(searched.join(QLatin1Char('\n'))));
 }
 
 } // namespace replhost::gui

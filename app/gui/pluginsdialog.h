@@ -3,6 +3,7 @@
 
 #include <QDialog>
 
+class QLabel;
 class QTableWidget;
 
 namespace replhost::core { class PluginRegistry; }
@@ -10,7 +11,8 @@ namespace replhost::core { class PluginRegistry; }
 namespace replhost::gui {
 
 // Every plugin the registry found — loaded, incompatible, broken or shadowed — with its version,
-// runtime and the reason it cannot be used. A broken plugin is shown here, never fatal.
+// runtime, the directory it was found in and the reason it cannot be used; below, the
+// directories searched, in order. A broken plugin is shown here, never fatal.
 //
 // Ownership: a QDialog with a parent; the registry must outlive it. GUI thread only.
 class PluginsDialog : public QDialog {
@@ -22,10 +24,12 @@ public:
 
     void reload();
     QTableWidget *table() const { return m_table; }
+    QLabel *searchPathLabel() const { return m_searchPath; }
 
 private:
     const core::PluginRegistry &m_plugins;
     QTableWidget *m_table;
+    QLabel *m_searchPath;
 };
 
 } // namespace replhost::gui

@@ -156,6 +156,7 @@ void NativeApi::registerRoutes(Router &router)
 
     router.add("GET", QStringLiteral("/v1/info"), bind(&NativeApi::info));
     router.add("GET", QStringLiteral("/v1/languages"), bind(&NativeApi::languages));
+    router.add("GET", QStringLiteral("/v1/plugins"), bind(&NativeApi::plugins));
     router.add("GET", QStringLiteral("/v1/workspaces"), bind(&NativeApi::listWorkspaces));
     router.add("POST", QStringLiteral("/v1/workspaces"), bind(&NativeApi::createWorkspace));
     router.add("GET", QStringLiteral("/v1/workspaces/{ws}"), bind(&NativeApi::getWorkspace));
@@ -229,6 +230,20 @@ void NativeApi::languages(const ExchangePtr &exchange)
     for (const core::PluginEntry &entry : m_engine.plugins().entries())
         list.append(languageJson(entry));
     exchange->sendJson(200, list);
+}
+
+void NativeApi::plugins(const ExchangePtr &exchange)
+{
+    // Where the server looked, in its order, and what it found there: the answer to "I installed
+    // a plugin and the language is unknown".
+    QJsonArray searchPath;
+    for (const core::PluginSearchDir &dir : m_engine.plugins().searchDirs())
+        searchPath.append(dir.toJson());
+    QJsonArray plugins;
+    for (const core::PluginEntry &entry : m_engine.plugins().entries())
+        plugins.append(entry.toJson());
+    exchange->sendJson(200, QJsonObject{{QStringLiteral("search_path"), searchPath},
+                                        {QStringLiteral("plugins"), plugins}});
 }
 
 void NativeApi::listWorkspaces(const ExchangePtr &exchange)

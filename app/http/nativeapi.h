@@ -36,6 +36,7 @@ private:
 
     void info(const ExchangePtr &exchange);
     void languages(const ExchangePtr &exchange);
+    void plugins(const ExchangePtr &exchange);
 
     void listWorkspaces(const ExchangePtr &exchange);
     void createWorkspace(const ExchangePtr &exchange);

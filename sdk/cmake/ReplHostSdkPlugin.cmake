@@ -3,10 +3,15 @@
 # replhost_add_plugin(<name>
 #     SOURCES <files...>             handler sources (the class with Q_PLUGIN_METADATA)
 #     [RESOURCES <files...>]         driver files, embedded under :/replhost/<name>/
-#     [INSTALL_DESTINATION <dir>])   default: <libdir>/replhost/plugins
+#     [INSTALL_DESTINATION <dir>])   default: see below
 #
 # Builds a language plugin as a Qt plugin module linked only against ReplHost::Sdk. The same
 # function builds the first-party plugins, so a third-party plugin is built exactly like them.
+#
+# `cmake --install` puts the plugin where the host finds it: into the host's own plugin directory
+# (ReplHostSdk_PLUGIN_DIR, from the SDK's package) when the install prefix holds it, as a
+# distribution package built with prefix /usr does; otherwise into <prefix>/<libdir>/replhost/
+# plugins, which the host searches for the prefixes ~/.local and /usr/local (CMake's default).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
@@ -28,6 +33,13 @@ function(replhost_add_plugin name)
   endif()
   if(NOT arg_INSTALL_DESTINATION)
     set(arg_INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/replhost/plugins)
+    if(ReplHostSdk_PLUGIN_DIR)
+      cmake_path(IS_PREFIX CMAKE_INSTALL_PREFIX "${ReplHostSdk_PLUGIN_DIR}" NORMALIZE inside_prefix)
+      if(inside_prefix)
+        # Relative, so that DESTDIR and `cmake --install --prefix` still apply.
+        file(RELATIVE_PATH arg_INSTALL_DESTINATION "${CMAKE_INSTALL_PREFIX}" "${ReplHostSdk_PLUGIN_DIR}")
+      endif()
+    endif()
   endif()
   install(TARGETS ${name} LIBRARY DESTINATION ${arg_INSTALL_DESTINATION})
 endfunction()

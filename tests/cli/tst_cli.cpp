@@ -141,6 +141,8 @@ private slots:
     void filesRefusalsAreReported_data();
     void filesRefusalsAreReported();
     void historyPagesNewestFirst();
+    void pluginsSaysWhereItLookedAndWhyAPluginWasRefused();
+    void languagesListsWhatCanRunAndPointsAtRefusedPlugins();
     void jsonOutputParses_data();
     void jsonOutputParses();
     void workspaceOptionScopesCommands();
@@ -854,6 +856,53 @@ void tst_Cli::historyPagesNewestFirst()
     QVERIFY(everything.value(QStringLiteral("next")).isNull());
 }
 
+void tst_Cli::pluginsSaysWhereItLookedAndWhyAPluginWasRefused()
+{
+    ServerProcess server;
+    const QString future = QStringLiteral(REPLHOST_FUTURE_SDK_FIXTURE_DIR);
+    QVERIFY2(server.start({QStringLiteral("--plugin-path"), future}), qPrintable(server.error()));
+    const CliRun run = runCli({QStringLiteral("--data-dir"), server.dataDir(), QStringLiteral("plugins")});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.describe()));
+    const QString text = QString::fromUtf8(run.out);
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    // The search path in the server's order: the environment's directory, then --plugin-path,
+    // then the standard ones; each with the number of plugin files found in it.
+    const auto lineOf = [&lines](const QRegularExpression &pattern) {
+        for (qsizetype i = 0; i < lines.size(); ++i) {
+            if (pattern.match(lines.at(i)).hasMatch())
+                return i;
+        }
+        return qsizetype(-1);
+    };
+    const qsizetype environment = lineOf(QRegularExpression(
+            QStringLiteral("^environment +") + QRegularExpression::escape(ServerProcess::pluginDir()) + QStringLiteral(" +[1-9]")));
+    const qsizetype configured = lineOf(QRegularExpression(
+            QStringLiteral("^configured +") + QRegularExpression::escape(future) + QStringLiteral(" +1$")));
+    const qsizetype local = lineOf(QRegularExpression(QStringLiteral("^local +/usr/local/lib/replhost/plugins +")));
+    QVERIFY2(environment > 0 && configured > environment && local > configured, qPrintable(text));
+    // The refused plugin, where it was found and why.
+    const qsizetype refused = lineOf(QRegularExpression(
+            QStringLiteral("^future +incompatible +configured +") + QRegularExpression::escape(future)
+            + QStringLiteral("/\\S+ +built for replhost SDK 2\\.0.*rebuild")));
+    QVERIFY2(refused > local, qPrintable(text));
+    QVERIFY2(lineOf(QRegularExpression(QStringLiteral("^bash +loaded +environment +"))) > local, qPrintable(text));
+}
+
+void tst_Cli::languagesListsWhatCanRunAndPointsAtRefusedPlugins()
+{
+    REQUIRE_LANGUAGE(QStringLiteral("bash"));
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--plugin-path"), QStringLiteral(REPLHOST_FUTURE_SDK_FIXTURE_DIR)}),
+             qPrintable(server.error()));
+    const CliRun run = runCli({QStringLiteral("--data-dir"), server.dataDir(), QStringLiteral("languages")});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.describe()));
+    const QString text = QString::fromUtf8(run.out);
+    QVERIFY2(text.startsWith(QLatin1String("ID ")), qPrintable(text));
+    QVERIFY2(text.contains(QRegularExpression(QStringLiteral("\\nbash +Bash +yes +\\S"))), qPrintable(text));
+    QVERIFY2(!text.contains(QLatin1String("future")), qPrintable(text));
+    QVERIFY2(run.err.contains("1 plugin file was refused; 'replhost-cli plugins' says why"), qPrintable(run.describe()));
+}
+
 void tst_Cli::jsonOutputParses_data()
 {
     QTest::addColumn<QStringList>("arguments");
@@ -867,6 +916,8 @@ void tst_Cli::jsonOutputParses_data()
     QTest::newRow("files ls") << QStringList{"files", "ls"} << false;
     QTest::newRow("files put") << QStringList{"files", "put", "%FILE%", "json/put.txt"} << false;
     QTest::newRow("history") << QStringList{"history", "--context", "%CTX%"} << false;
+    QTest::newRow("plugins") << QStringList{"plugins"} << false;
+    QTest::newRow("languages") << QStringList{"languages"} << true;
     QTest::newRow("contexts restart") << QStringList{"contexts", "restart", "%CTX%"} << false;
     QTest::newRow("contexts rm") << QStringList{"contexts", "rm", "%CTX%"} << false;
 }

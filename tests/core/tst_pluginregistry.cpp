@@ -6,6 +6,7 @@
 
 #include <replhost/sdk/version.h>
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -14,6 +15,7 @@
 #include <QTest>
 
 using replhost::core::PluginEntry;
+using replhost::core::PluginSearchDir;
 using replhost::core::PluginRegistry;
 using State = PluginEntry::State;
 
@@ -41,6 +43,40 @@ QStringList allFixtureDirs()
         dirs.append(fixtureDir(name));
     return dirs;
 }
+
+// Sets environment variables for its lifetime (an empty value unsets one), then restores them.
+class EnvironmentOverride {
+public:
+    explicit EnvironmentOverride(const QList<QPair<const char *, QByteArray>> &variables)
+    {
+        for (const auto &[name, value] : variables) {
+            m_saved.append({name, qEnvironmentVariableIsSet(name), qgetenv(name)});
+            if (value.isEmpty())
+                qunsetenv(name);
+            else
+                qputenv(name, value);
+        }
+    }
+    ~EnvironmentOverride()
+    {
+        for (const Saved &saved : m_saved) {
+            if (saved.wasSet)
+                qputenv(saved.name, saved.value);
+            else
+                qunsetenv(saved.name);
+        }
+    }
+    EnvironmentOverride(const EnvironmentOverride &) = delete;
+    EnvironmentOverride &operator=(const EnvironmentOverride &) = delete;
+
+private:
+    struct Saved {
+        const char *name;
+        bool wasSet;
+        QByteArray value;
+    };
+    QList<Saved> m_saved;
+};
 
 const QJsonObject kGhostInstalled{
     {QStringLiteral("ghost"), QJsonObject{{QStringLiteral("installed"), true}}}};
@@ -308,6 +344,69 @@ private slots:
                            fixtureDir(QStringLiteral("fixture_ghost"))},
                           {});
         QCOMPARE(registry.entries().size(), 1);
+        QCOMPARE(registry.searchDirs().size(), 3);
+    }
+
+    void eachPluginSaysWhichSearchedDirectoryHoldsIt()
+    {
+        PluginRegistry registry;
+        registry.discover(allFixtureDirs(), {});
+        QCOMPARE(registry.entries().size(), kAllFixtureDirs.size());
+        for (const PluginEntry &entry : registry.entries()) {
+            QVERIFY2(entry.fileName.startsWith(QFileInfo(entry.foundIn.path).canonicalFilePath() + QLatin1Char('/')),
+                     qPrintable(entry.fileName + QStringLiteral(" in ") + entry.foundIn.path));
+            QCOMPARE(entry.foundIn.origin, QStringLiteral("configured"));
+            const QJsonObject json = entry.toJson();
+            QCOMPARE(json.value(QLatin1String("directory")).toString(), entry.foundIn.path);
+            QCOMPARE(json.value(QLatin1String("origin")).toString(), QStringLiteral("configured"));
+        }
+    }
+
+    void standardSearchPathsFollowTheDocumentedOrder()
+    {
+        QTemporaryDir home;
+        QVERIFY(home.isValid());
+        const EnvironmentOverride environment({{"REPLHOST_PLUGIN_PATH", "/opt/first:/opt/second"},
+                                               {"HOME", home.path().toUtf8()},
+                                               {"XDG_DATA_HOME", {}}});
+        const QList<PluginSearchDir> dirs = PluginRegistry::standardSearchPaths({QStringLiteral("/opt/third/")});
+        QStringList described;
+        for (const PluginSearchDir &dir : dirs)
+            described.append(dir.origin + QLatin1Char(' ') + dir.path);
+        const QString installTree = QDir::cleanPath(QCoreApplication::applicationDirPath() + QStringLiteral("/.."));
+        QVERIFY2(dirs.size() >= 8, qPrintable(described.join(QLatin1Char('\n'))));
+        QCOMPARE(described.mid(0, 6),
+                 (QStringList{QStringLiteral("environment /opt/first"), QStringLiteral("environment /opt/second"),
+                              QStringLiteral("configured /opt/third"),
+                              QStringLiteral("user ") + home.path() + QStringLiteral("/.local/lib/replhost/plugins"),
+                              QStringLiteral("user ") + home.path() + QStringLiteral("/.local/share/replhost/plugins"),
+                              QStringLiteral("local /usr/local/lib/replhost/plugins")}));
+        // Debian's multiarch directory (the triplet is the compiler's), then the install tree.
+        QCOMPARE(dirs.at(6).origin, QStringLiteral("system"));
+        QCOMPARE(dirs.at(6).path, QStringLiteral("/usr/lib/" REPLHOST_TEST_MULTIARCH_LIBDIR "replhost/plugins"));
+        for (qsizetype i = 7; i < dirs.size(); ++i) {
+            QCOMPARE(dirs.at(i).origin, QStringLiteral("install"));
+            QVERIFY2(dirs.at(i).path.startsWith(installTree + QLatin1Char('/')), qPrintable(dirs.at(i).path));
+            QVERIFY(dirs.at(i).path.endsWith(QLatin1String("/replhost/plugins")));
+        }
+    }
+
+    void aDirectoryNamedTwiceIsSearchedOnceInItsFirstPlace()
+    {
+        QTemporaryDir home;
+        QVERIFY(home.isValid());
+        const EnvironmentOverride environment({{"REPLHOST_PLUGIN_PATH", "/usr/local/lib/replhost/plugins/"},
+                                               {"HOME", home.path().toUtf8()}});
+        const QList<PluginSearchDir> dirs = PluginRegistry::standardSearchPaths({});
+        qsizetype seen = 0;
+        for (const PluginSearchDir &dir : dirs) {
+            if (dir.path == QLatin1String("/usr/local/lib/replhost/plugins")) {
+                ++seen;
+                QCOMPARE(dir.origin, QStringLiteral("environment"));
+            }
+        }
+        QCOMPARE(seen, 1);
+        QCOMPARE(dirs.first().path, QStringLiteral("/usr/local/lib/replhost/plugins"));
     }
 };
 

@@ -20,6 +20,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QInputDialog>
+#include <QLabel>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
@@ -443,6 +444,11 @@ void tst_Workbench::brokenPluginShowsItsError()
     }
     QCOMPARE(broken, 2);
     QVERIFY(pythonLoaded);
+    // Where it looked, in order: the configured directories first, then the standard ones.
+    const QString searched = dialog->searchPathLabel()->text();
+    const qsizetype noId = searched.indexOf(fixtures + QStringLiteral("/fixture_no_id (configured)"));
+    const qsizetype local = searched.indexOf(QStringLiteral("/usr/local/lib/replhost/plugins (local"));
+    QVERIFY2(noId >= 0 && local > noId, qPrintable(searched));
 }
 
 void tst_Workbench::languagePickerExplainsUnusableRuntimes()

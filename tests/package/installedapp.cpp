@@ -25,6 +25,7 @@ QString InstalledApp::binary(const QString &name) const
 QMap<QString, QString> InstalledApp::isolatedEnvironment(const QString &scratchDir) const
 {
     return {{QStringLiteral("REPLHOST_PLUGIN_PATH"), QString()},
+            {QStringLiteral("HOME"), QDir(scratchDir).filePath(QStringLiteral("home"))},
             {QStringLiteral("XDG_DATA_HOME"), QDir(scratchDir).filePath(QStringLiteral("xdg-data"))},
             {QStringLiteral("REPLHOST_CACHE_DIR"), QDir(scratchDir).filePath(QStringLiteral("cache"))}};
 }

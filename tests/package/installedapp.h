@@ -21,7 +21,10 @@ public:
     QString binary(const QString &name) const;
 
     // The environment under which only the tree's own plugins are found: no
-    // REPLHOST_PLUGIN_PATH, a user plugin directory that does not exist.
+    // REPLHOST_PLUGIN_PATH, a home directory `scratchDir`/home (created by whoever installs
+    // into it) and user plugin directories inside the scratch directory. The system's
+    // directories (/usr/local/lib/replhost/plugins, /usr/lib/<triplet>/replhost/plugins) are
+    // searched as always: a machine with replhost plugins installed there gives them too.
     QMap<QString, QString> isolatedEnvironment(const QString &scratchDir) const;
 
     // `replhost-server --version` names the application and SDK versions.

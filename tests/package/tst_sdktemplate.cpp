@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // A third party's view of the SDK: install replhost to a temporary prefix, copy the plugin
 // template from it, build the template against that prefix alone, and run Lua through the
-// installed server with the built plugin on REPLHOST_PLUGIN_PATH. Also: a plugin built for
-// another SDK major is listed by that server with its reason and provides no language.
+// installed server with the built plugin on REPLHOST_PLUGIN_PATH. Then `cmake --install` of the
+// built plugin, into the SDK's prefix and into a ~/.local, each found by a server started with no
+// plugin option or variable, which says where it found it. Also: a plugin built for another SDK
+// major is listed by that server with its reason and provides no language.
 #include "apiclient.h"
 #include "commandrun.h"
 #include "installedapp.h"
@@ -13,6 +15,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -30,6 +34,34 @@ private:
     QString m_context;
 
     QJsonObject run(const QString &code) { return m_api->runAndWait(m_context, code); }
+
+    // A server of the installed tree with no plugin option or variable: the lua plugin's entry
+    // in its GET /v1/plugins, after checking that the plugin runs Lua there.
+    QJsonObject luaFoundByAFreshServer(ServerProcess &server, QJsonObject &searchDirOfLua)
+    {
+        server.setExecutable(m_prefix + QStringLiteral("/bin/replhost-server"));
+        if (!server.start({}, InstalledApp(m_prefix).isolatedEnvironment(m_scratch.path()))) {
+            qWarning().noquote() << server.error();
+            return {};
+        }
+        const ApiClient api(server.port(), server.token());
+        const QJsonObject document = api.get(QStringLiteral("/v1/plugins")).object();
+        QJsonObject lua;
+        for (const QJsonValue &value : document.value(QLatin1String("plugins")).toArray()) {
+            if (value.toObject().value(QLatin1String("id")).toString() == QLatin1String("lua"))
+                lua = value.toObject();
+        }
+        for (const QJsonValue &value : document.value(QLatin1String("search_path")).toArray()) {
+            if (value.toObject().value(QLatin1String("directory")) == lua.value(QLatin1String("directory")))
+                searchDirOfLua = value.toObject();
+        }
+        const QString context = api.createContext(QStringLiteral("lua"));
+        if (context.isEmpty() || ApiClient::resultText(api.runAndWait(context, QStringLiteral("6 * 7"))) != QLatin1String("42"))
+            return {};
+        return lua;
+    }
+
+    static QString canonical(const QString &path) { return QFileInfo(path).canonicalFilePath(); }
 
 private slots:
     void initTestCase()
@@ -51,6 +83,7 @@ private slots:
                 QStringLiteral("cmake"), {QStringLiteral("-S"), source, QStringLiteral("-B"), m_pluginBuild,
                                           QStringLiteral("-G"), QStringLiteral("Ninja"),
                                           QStringLiteral("-DCMAKE_PREFIX_PATH=") + m_prefix,
+                                          QStringLiteral("-DCMAKE_INSTALL_PREFIX=") + m_prefix,
                                           QStringLiteral("-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"),
                                           QStringLiteral("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"),
                                           QStringLiteral("-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror")});
@@ -179,6 +212,58 @@ private slots:
             QCOMPARE(event->json().value(QLatin1String("state_lost")).toBool(true), false);
         }
         QCOMPARE(ApiClient::resultText(run(QStringLiteral("kept"))), QStringLiteral("\"still here\""));
+    }
+
+    void installedPluginIsFoundWithoutAnyOption_data()
+    {
+        QTest::addColumn<QString>("prefix");   // for `cmake --install --prefix`; empty: the configured one
+        QTest::addColumn<QString>("directory");
+        QTest::addColumn<QString>("origin");
+        const QString home = InstalledApp(m_prefix).isolatedEnvironment(m_scratch.path()).value(QStringLiteral("HOME"));
+        // Configured with the SDK's prefix as its install prefix: the host's own directory.
+        QTest::newRow("into the SDK's prefix") << QString() << m_prefix + QStringLiteral("/lib/replhost/plugins")
+                                               << QStringLiteral("install");
+        QTest::newRow("per user") << home + QStringLiteral("/.local")
+                                  << home + QStringLiteral("/.local/lib/replhost/plugins") << QStringLiteral("user");
+    }
+
+    void installedPluginIsFoundWithoutAnyOption()
+    {
+        QFETCH(QString, prefix);
+        QFETCH(QString, directory);
+        QFETCH(QString, origin);
+        QStringList arguments{QStringLiteral("--install"), m_pluginBuild};
+        if (!prefix.isEmpty())
+            arguments << QStringLiteral("--prefix") << prefix;
+        const CommandRun install = CommandRun::run(QStringLiteral("cmake"), arguments);
+        QVERIFY2(install.succeeded(), qPrintable(install.describe()));
+        const QString installed = directory + QStringLiteral("/replhost-lua.so");
+        QVERIFY2(QFileInfo::exists(installed), qPrintable(QString::fromUtf8(install.out)));
+        const auto uninstall = qScopeGuard([&installed] { QFile::remove(installed); });
+
+        ServerProcess server;
+        QJsonObject searchDir;
+        const QJsonObject lua = luaFoundByAFreshServer(server, searchDir);
+        QCOMPARE(lua.value(QLatin1String("state")).toString(), QStringLiteral("loaded"));
+        QCOMPARE(canonical(lua.value(QLatin1String("file")).toString()), canonical(installed));
+        QCOMPARE(lua.value(QLatin1String("origin")).toString(), origin);
+        QCOMPARE(canonical(lua.value(QLatin1String("directory")).toString()), canonical(directory));
+        QCOMPARE(searchDir.value(QLatin1String("origin")).toString(), origin);
+        QCOMPARE(searchDir.value(QLatin1String("exists")).toBool(), true);
+
+        // The installed client says the same, in words.
+        const CommandRun plugins = CommandRun::run(
+                m_prefix + QStringLiteral("/bin/replhost-cli"),
+                {QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:%1").arg(server.port()),
+                 QStringLiteral("--token"), QString::fromUtf8(server.token()), QStringLiteral("plugins")});
+        QVERIFY2(plugins.succeeded(), qPrintable(plugins.describe()));
+        const QString text = QString::fromUtf8(plugins.out);
+        const QString shownDirectory = QRegularExpression::escape(lua.value(QLatin1String("directory")).toString());
+        QVERIFY2(text.contains(QRegularExpression(QStringLiteral("(^|\\n)%1 +%2 +[1-9]").arg(origin, shownDirectory))),
+                 qPrintable(text));
+        QVERIFY2(text.contains(QRegularExpression(QStringLiteral("\\nlua +loaded +%1 +%2").arg(
+                         origin, QRegularExpression::escape(lua.value(QLatin1String("file")).toString())))),
+                 qPrintable(text));
     }
 
     void pluginForAnotherSdkMajorIsRefusedVisibly()
