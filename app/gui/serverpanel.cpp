@@ -154,7 +154,7 @@ void ServerPanel::stop()
 
 QString ServerPanel::curlExample() const
 {
-    return m_server ? http::CurlExample::python(m_server->baseUrl(), m_token) : QString();
+    return m_server ? http::CurlExample::python(m_server->baseUrl(), QString::fromLatin1(m_token)) : QString();
 }
 
 void ServerPanel::updateView()
@@ -171,7 +171,7 @@ void ServerPanel::updateView()
     // copies the real one.
     const QString shownExample = !running ? QString()
             : m_showToken->isChecked() ? curlExample()
-                                       : http::CurlExample::python(m_server->baseUrl(), QByteArrayLiteral("<token: Show, or Copy example>"));
+                                       : http::CurlExample::python(m_server->baseUrl(), QStringLiteral("<token: Show, or Copy example>"));
     m_curl->setPlainText(running ? shownExample
                                  : tr("Start the server to get a ready curl example. API clients "
                                       "share this window's contexts; their runs appear here live."));

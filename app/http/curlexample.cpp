@@ -3,11 +3,11 @@
 
 namespace replhost::http {
 
-QString CurlExample::python(const QString &baseUrl, const QByteArray &token, const QString &indent)
+QString CurlExample::python(const QString &baseUrl, const QString &token, const QString &indent)
 {
     const QString url = baseUrl;
     QString text;
-    text += indent + QStringLiteral("TOKEN=") + QString::fromLatin1(token) + QLatin1Char('\n');
+    text += indent + QStringLiteral("TOKEN=") + token + QLatin1Char('\n');
     text += indent
             + QStringLiteral("CTX=$(curl -s -H \"Authorization: Bearer $TOKEN\" -d "
                              "'{\"language\":\"python\"}' %1/v1/contexts | grep -o "

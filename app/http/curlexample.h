@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <QByteArray>
 #include <QString>
 
 namespace replhost::http {
@@ -12,7 +11,9 @@ namespace replhost::http {
 class CurlExample {
 public:
     // Lines ending in '\n', each indented by `indent`. `baseUrl` as ApiServer::baseUrl().
-    static QString python(const QString &baseUrl, const QByteArray &token,
+    // `token` is put after "TOKEN=" as it is: the token itself, or shell that reads it
+    // ("$(cat ~/.local/share/replhost/token)").
+    static QString python(const QString &baseUrl, const QString &token,
                           const QString &indent = QString());
 };
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // replhost-server: the engine and its HTTP API, without the workbench.
 
+#include "rememberedport.h"
+#include "serverbanner.h"
 #include "serveroptions.h"
 #include "signalwatcher.h"
 
 #include "core/engine.h"
 #include "http/apiserver.h"
-#include "http/curlexample.h"
 #include "http/e2bapi.h"
 #include "http/serverurlfile.h"
 #include "http/tokenstore.h"
@@ -19,24 +20,10 @@
 #include <cstdio>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace replhost;
 
-namespace {
-
-void printBanner(QTextStream &out, const http::ApiServer &server, const http::TokenStore::Token &token,
-                 const QString &dataDir)
-{
-    const QString url = server.baseUrl();
-    out << "replhost-server " << core::Engine::appVersion() << " listening on " << url << '\n';
-    out << "token: " << token.value << "  (" << (token.created ? "new, saved in " : "from ")
-        << token.source << ")\n";
-    out << "data directory: " << dataDir << "\n\n";
-    out << "Try it (Python):\n" << http::CurlExample::python(url, token.value, QStringLiteral("  "));
-    out.flush();
-}
-
-} // namespace
 
 int main(int argc, char *argv[])
 {
@@ -110,10 +97,27 @@ int main(int argc, char *argv[])
 
     http::ApiServerConfig serverConfig = options.server;
     serverConfig.token = token->value;
+    const quint16 remembered = options.portAuto ? app::RememberedPort::read(engine->dataDir()) : 0;
+    if (options.portAuto)
+        serverConfig.port = remembered;
     auto server = std::make_unique<http::ApiServer>(*engine, serverConfig);
-    if (const Result<void> listening = server->listen(); !listening) {
+    Result<void> listening = server->listen();
+    if (!listening && remembered != 0) {
+        // Taken since (another user's server, any program): a free one, remembered instead.
+        err << "replhost-server: port " << remembered << ", this data directory's last, is not "
+            << "free (" << listening.error().message << "); taking a free one\n";
+        err.flush();
+        serverConfig.port = 0;
+        server = std::make_unique<http::ApiServer>(*engine, serverConfig);
+        listening = server->listen();
+    }
+    if (!listening) {
         err << "replhost-server: " << listening.error().message << '\n';
         return 1;
+    }
+    if (options.portAuto && server->port() != remembered) {
+        if (const Result<void> kept = app::RememberedPort::write(engine->dataDir(), server->port()); !kept)
+            err << "replhost-server: warning: " << kept.error().message << "; the next start takes another port\n";
     }
     if (!server->address().isLoopback()) {
         err << "replhost-server: warning: listening on " << server->address().toString()
@@ -126,9 +130,10 @@ int main(int argc, char *argv[])
     http::ServerUrlFile urlFile(engine->dataDir());
     if (const Result<void> written = urlFile.write(server->baseUrl(), QCoreApplication::applicationPid()); !written)
         err << "replhost-server: warning: " << written.error().message << "; clients need --url\n";
-    printBanner(out, *server, *token, engine->dataDir());
-    out << "E2B SDKs (debug mode): sandboxUrl " << server->baseUrl()
-        << http::E2bApi::capabilityPrefix() << '/' << token->value << '\n';
+    // The token only to a terminal: a unit's stdout is the journal, a log file is read by others.
+    const app::ServerBanner banner(server->baseUrl(), *token, engine->dataDir(), ::isatty(STDOUT_FILENO) == 1);
+    banner.print(out);
+    out << banner.e2bLine(http::E2bApi::capabilityPrefix()) << '\n';
     out.flush();
 
     // The token-less E2B listener, only when asked for, and only on loopback.

@@ -87,7 +87,9 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
                            "address exposes a code runner to the network."));
     QCommandLineOption port = option(
             "port", "port", "",
-            QStringLiteral("Port to listen on (default %1; 0 picks a free one).").arg(defaultPort));
+            QStringLiteral("Port to listen on (default %1; 0 picks a free one; auto: the port "
+                           "this data directory's server had last time while it is free, else a "
+                           "free one, as the systemd user unit does).").arg(defaultPort));
     port.setDefaultValue(defaultPort);
     const QCommandLineOption maxBody = option(
             "max-body", "size", "32M",
@@ -180,9 +182,10 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     if (address.isNull())
         return fail(QStringLiteral("--host must be an IP address, not '%1'").arg(parser.value(host)));
     bool ok = false;
-    const uint portNumber = parser.value(port).toUInt(&ok);
-    if (!ok || portNumber > 65535)
-        return fail(QStringLiteral("--port must be a number from 0 to 65535"));
+    const bool portAuto = parser.value(port) == QLatin1String("auto");
+    const uint portNumber = portAuto ? 0 : parser.value(port).toUInt(&ok);
+    if (!portAuto && (!ok || portNumber > 65535))
+        return fail(QStringLiteral("--port must be a number from 0 to 65535, or auto"));
     qint64 bodyLimit = 0;
     if (!parseSize(parser.value(maxBody), &bodyLimit))
         return fail(QStringLiteral("--max-body must be a size such as 1048576, 512K or 32M"));
@@ -236,6 +239,7 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     options.pluginPaths = common.pluginPaths();
     options.server.address = address;
     options.server.port = quint16(portNumber);
+    options.portAuto = portAuto;
     options.server.allowedOrigins = parser.values(allowOrigin);
     options.server.allowedHosts = parser.values(allowHost);
     options.server.limits.maxBodyBytes = bodyLimit;

@@ -29,6 +29,9 @@ struct ServerOptions {
     QMap<QString, int> warmPoolSizes;  // --warm-pool LANGUAGE=COUNT
     QString bwrapPath;             // --bwrap: for sandboxed workspaces; empty: found on PATH
     http::ApiServerConfig server;  // everything but the token
+    // --port auto: server.port is not used; the server takes the port it had last time on this
+    // data directory while it is free, else a free one (RememberedPort).
+    bool portAuto = false;
     int e2bPort = -1;              // --e2b-port: the token-less E2B listener; -1: none
 
     // The port E2B's SDKs in debug mode expect; they reach the E2B routes there only through

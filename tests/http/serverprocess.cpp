@@ -82,7 +82,9 @@ bool ServerProcess::launch(const QStringList &arguments, const QMap<QString, QSt
     }
 
     static const QRegularExpression listening(QStringLiteral("listening on http://[^\\s]+:(\\d+)"));
-    static const QRegularExpression token(QStringLiteral("^token: (\\S+)"), QRegularExpression::MultilineOption);
+    // Not a terminal, so the banner says where the token is: in a file, or $REPLHOST_TOKEN.
+    static const QRegularExpression token(QStringLiteral("^token: (in (.+?)|from \\$REPLHOST_TOKEN)  \\("),
+                                          QRegularExpression::MultilineOption);
     static const QRegularExpression dataDirectory(QStringLiteral("^data directory: (.+)$"),
                                                   QRegularExpression::MultilineOption);
     QDeadlineTimer deadline(20000);
@@ -94,7 +96,12 @@ bool ServerProcess::launch(const QStringList &arguments, const QMap<QString, QSt
         const auto tokenMatch = token.match(out);
         if (listen.hasMatch() && tokenMatch.hasMatch()) {
             m_port = quint16(listen.captured(1).toUInt());
-            m_token = tokenMatch.captured(1).toUtf8();
+            if (tokenMatch.captured(2).isEmpty()) {
+                m_token = m_process.processEnvironment().value(QStringLiteral("REPLHOST_TOKEN")).toUtf8();
+            } else {
+                QFile file(tokenMatch.captured(2));
+                m_token = file.open(QIODevice::ReadOnly) ? file.readAll().trimmed() : QByteArray();
+            }
             if (const auto directory = dataDirectory.match(out); directory.hasMatch())
                 m_dataDir = directory.captured(1);
             return true;
