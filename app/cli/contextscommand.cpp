@@ -9,6 +9,8 @@
 #include <Poco/Thread.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 namespace replhost::cli {
 
@@ -38,9 +40,15 @@ Result<ExitStatus> ContextsCommand::output()
         return m_line.usageError("--follow prints text as it comes; leave out --json");
     const std::string base = m_client.scoped("/contexts/" + ApiClient::encode(m_line.arguments.front())
                                              + "/background-output?limit=1000&after=");
+    // Text starts with whole lines: the entries up to SEQ are read too (as far as the server
+    // still has them), for the start of the line that each stream's first entry after SEQ
+    // continues. --json gives the entries after SEQ exactly.
+    const Poco::Int64 shownAfter = after;
+    Poco::Int64 next = m_line.json ? after : 0;
+    std::map<std::string, std::string> openLine;  // per stream, the unfinished line of entries <= SEQ
     Poco::JSON::Array all;
     for (;;) {
-        Result<HttpReply> reply = m_client.call("GET", base + std::to_string(after));
+        Result<HttpReply> reply = m_client.call("GET", base + std::to_string(next));
         if (!reply)
             return reply.failure();
         const Poco::JSON::Object::Ptr page = reply->object();
@@ -51,14 +59,26 @@ Result<ExitStatus> ContextsCommand::output()
             const Poco::JSON::Object::Ptr event = entry ? entry->getObject("event") : nullptr;
             if (!event)
                 continue;
-            after = std::max(after, entry->optValue<Poco::Int64>("seq", after));
+            const Poco::Int64 seq = entry->optValue<Poco::Int64>("seq", next);
+            next = std::max(next, seq);
+            after = std::max(after, seq);
             if (m_line.json) {
                 all.add(entry);
                 continue;
             }
-            if (event->optValue<std::string>("type", "") == "stream") {
-                const std::string text = event->optValue<std::string>("text", "");
-                event->optValue<std::string>("name", "") == "stderr" ? Console::err(text) : Console::out(text);
+            const bool stream = event->optValue<std::string>("type", "") == "stream";
+            const std::string name = event->optValue<std::string>("name", "");
+            if (seq <= shownAfter) {
+                if (stream) {
+                    const std::string text = event->optValue<std::string>("text", "");
+                    const size_t lineEnd = text.rfind('\n');
+                    openLine[name] = lineEnd == std::string::npos ? openLine[name] + text : text.substr(lineEnd + 1);
+                }
+                continue;
+            }
+            if (stream) {
+                const std::string text = std::exchange(openLine[name], std::string()) + event->optValue<std::string>("text", "");
+                name == "stderr" ? Console::err(text) : Console::out(text);
             } else if (const Poco::JSON::Object::Ptr data = event->getObject("data");
                        data && data->has("text/plain") && !data->isNull("text/plain")) {
                 std::string text = data->getValue<std::string>("text/plain");

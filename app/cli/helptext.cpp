@@ -85,8 +85,9 @@ ls lists the workspace's contexts, oldest first. new starts one and prints its i
 rm deletes contexts (their interpreters are killed). restart gives a context a fresh
 interpreter with the same id, directory and env layer. output prints what the context's
 interpreter wrote while none of its runs was going on (a timer, a thread, a background
-job): stdout to stdout, stderr to stderr; --after skips the entries up to SEQ, and
---follow keeps printing what comes until Ctrl-C.
+job): stdout to stdout, stderr to stderr. --after SEQ prints what came after entry SEQ
+(numbered in --json's "seq"), each stream from the start of its line; --follow keeps
+printing what comes until Ctrl-C.
 )";
     }
     if (command == "env") {

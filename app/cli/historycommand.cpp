@@ -77,6 +77,10 @@ Result<ExitStatus> HistoryCommand::execute()
         if (!cursor.empty())
             query += "&before=" + ApiClient::encode(cursor);
         Result<HttpReply> reply = m_client.call("GET", query.empty() ? base : base + "?" + query.substr(1));
+        // The server checks --limit's range and --before's cursor: a 400 means the command line is
+        // wrong, the usage error it is when the client sees it first (-n 0).
+        if (!reply && reply.failure().httpStatus == 400)
+            return m_line.usageError(reply.failure().message);
         if (!reply)
             return reply.failure();
         const Poco::JSON::Object::Ptr page = reply->object();

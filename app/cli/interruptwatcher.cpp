@@ -11,17 +11,27 @@ namespace replhost::cli {
 
 namespace {
 
-constexpr char kInterrupt = 'i';
-constexpr char kStop = 'q';
+// One SIGINT as the handler saw it arrive, or the destructor's request to stop. Written in one
+// write(), smaller than PIPE_BUF, so each is read whole.
+struct Record {
+    bool stop = false;
+    bool sentByKill = false;   // si_code SI_USER: kill() or raise(), not the terminal
+    bool delivered = false;    // whether the last counted interrupt had been delivered by then
+    pid_t sender = 0;          // si_pid, for sentByKill
+};
 
-// The handler's only state; valid while an InterruptWatcher is set up.
+// The handler's state; valid while an InterruptWatcher is set up.
 volatile sig_atomic_t g_writeFd = -1;
+volatile sig_atomic_t g_delivered = 0;
 
-void onSigint(int)
+void onSigint(int, siginfo_t *info, void *)
 {
     const int saved = errno;
-    const char byte = kInterrupt;
-    [[maybe_unused]] const ssize_t written = ::write(g_writeFd, &byte, 1);
+    Record record;
+    record.sentByKill = info && info->si_code == SI_USER;
+    record.sender = record.sentByKill ? info->si_pid : 0;
+    record.delivered = g_delivered != 0;
+    [[maybe_unused]] const ssize_t written = ::write(g_writeFd, &record, sizeof record);
     errno = saved;
 }
 
@@ -40,9 +50,9 @@ InterruptWatcher::InterruptWatcher(std::function<void(int count)> onInterrupt)
     g_writeFd = m_writeFd;
 
     struct sigaction action {};
-    action.sa_handler = onSigint;
+    action.sa_sigaction = onSigint;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
+    action.sa_flags = SA_RESTART | SA_SIGINFO;
     if (::sigaction(SIGINT, &action, &m_previous) != 0) {
         g_writeFd = -1;
         return;
@@ -60,8 +70,9 @@ InterruptWatcher::~InterruptWatcher()
 {
     if (m_thread.joinable()) {
         ::sigaction(SIGINT, &m_previous, nullptr);
-        const char byte = kStop;
-        while (::write(m_writeFd, &byte, 1) < 0 && errno == EINTR) {
+        Record stop;
+        stop.stop = true;
+        while (::write(m_writeFd, &stop, sizeof stop) < 0 && errno == EINTR) {
         }
         m_thread.join();
         ::pthread_sigmask(SIG_SETMASK, &m_previousMask, nullptr);
@@ -73,16 +84,26 @@ InterruptWatcher::~InterruptWatcher()
         ::close(m_writeFd);
 }
 
+void InterruptWatcher::interruptDelivered()
+{
+    g_delivered = 1;
+}
+
 void InterruptWatcher::watch()
 {
     int count = 0;
+    pid_t lastSender = 0;  // of the last counted SIGINT, when kill() sent it
     for (;;) {
-        char byte = 0;
-        const ssize_t n = ::read(m_readFd, &byte, 1);
+        Record record;
+        const ssize_t n = ::read(m_readFd, &record, sizeof record);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0 || byte == kStop)
+        if (n != ssize_t(sizeof record) || record.stop)
             return;
+        if (count > 0 && record.sentByKill && record.sender == lastSender && !record.delivered)
+            continue;  // the same request, sent to the process and to its group
+        lastSender = record.sentByKill ? record.sender : 0;
+        g_delivered = 0;
         m_onInterrupt(++count);
     }
 }

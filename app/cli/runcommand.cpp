@@ -165,11 +165,13 @@ Result<ExitStatus> RunCommand::execute()
     Result<void> streamed;
     {
         InterruptWatcher watcher([this](int count) { onInterrupt(count); });
+        m_watcher.store(&watcher);
         streamed = m_client.stream(m_client.scoped("/executions"), json.str(), [this](const SseEvent &event) {
             render(event);
         });
         const std::lock_guard<std::mutex> lock(m_mutex);
         executionId = m_executionId;
+        m_watcher.store(nullptr);
     }
     if (!streamed)
         return streamed.failure();
@@ -266,9 +268,11 @@ void RunCommand::onInterrupt(int count)
         else
             m_interruptSent = true;
     }
-    Console::complain("interrupting the run (Ctrl-C again to stop waiting for it)");
+    // Said once the server has the interrupt (or, before the run has an id, once it is wanted):
+    // a Ctrl-C after this line is a second one.
     if (!id.empty())
         sendInterrupt(id);
+    Console::complain("interrupting the run (Ctrl-C again to stop waiting for it)");
 }
 
 void RunCommand::sendInterrupt(const std::string &executionId)
@@ -282,6 +286,9 @@ void RunCommand::sendInterrupt(const std::string &executionId)
     // 409: the run finished on its own meanwhile; its stream says how.
     if (!reply && reply.failure().httpStatus != 409)
         Console::complain("cannot interrupt the run: " + reply.failure().message);
+    // Sent from both threads, while the watcher lives (it outlives the stream that renders).
+    if (InterruptWatcher *watcher = m_watcher.load())
+        watcher->interruptDelivered();
 }
 
 } // namespace replhost::cli

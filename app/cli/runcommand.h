@@ -3,16 +3,20 @@
 
 #include "command.h"
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
 namespace replhost::cli {
 
+class InterruptWatcher;
+
 // `replhost-cli run`: sends code to a context (--context) or to a language's default context
 // (-l, or guessed from the -f file's extension) and follows the run's event stream, writing its
 // stdout and stderr to the client's own as they arrive, results and displays as text on stdout,
 // errors on stderr. Ctrl-C sends an interrupt for the execution (the run ends "interrupted", the
-// context keeps its state); a second Ctrl-C stops waiting and leaves at once.
+// context keeps its state); a second Ctrl-C stops waiting and leaves at once. The SIGINT pair that
+// `timeout -s INT` sends (to the command, then to its group) is one Ctrl-C (InterruptWatcher).
 //
 // The exit status is the run's: ok 0, error or aborted 1, timeout 124, interrupted 130. With
 // --json, stdout gets only the finished execution document.
@@ -37,6 +41,8 @@ private:
     std::string m_executionId;
     bool m_interruptWanted = false;
     bool m_interruptSent = false;
+    // The watcher of the run being followed, told when an interrupt has been delivered.
+    std::atomic<InterruptWatcher *> m_watcher{nullptr};
 
     // Main thread only.
     std::string m_status;  // from the "done" event; empty until then

@@ -12,6 +12,8 @@
 #include "workerconfinement.h"
 #include "workspacemanager.h"
 
+#include <replhost/sdk/workerprocess.h>
+
 #include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
@@ -638,7 +640,17 @@ Result<QMap<QString, QString>> ContextManager::effectiveEnv(const QString &works
     auto context = find(workspace, id);
     if (!context)
         return context.error();
-    return (*context)->desiredEnvironment();
+    // What the worker is started with, not only the layers: the SDK adds what every worker gets
+    // (TERM=dumb, REPLHOST_CONTEXT_ID, a sandbox's HOME and TMPDIR), by the rule it starts
+    // workers with. A run's own env layer comes on top.
+    const storage::ContextRecord &record = (*context)->record();
+    sdk::SessionOptions options;
+    options.contextId = record.id;
+    options.environment = (*context)->desiredEnvironment();
+    // The settings decide a sandbox's part; a language whose plugin is gone has none to give.
+    if (auto plugin = m_plugins->resolve(record.language))
+        options.settings = workerSettings((*plugin)->id, record.workspaceId, record.id);
+    return sdk::WorkerProcess::workerEnvironment(options);
 }
 
 void ContextManager::complete(const QString &workspace, const QString &id, const QString &code,

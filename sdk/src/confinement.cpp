@@ -127,6 +127,14 @@ Result<Confinement> Confinement::fromSettings(const QJsonObject &settings)
     return c;
 }
 
+std::optional<SandboxPolicy> Confinement::sandboxPolicy() const
+{
+    if (!sandboxed())
+        return std::nullopt;
+    Result<SandboxPolicy> policy = parseSandboxPolicy(m_sandbox);
+    return policy ? std::optional<SandboxPolicy>(*policy) : std::nullopt;
+}
+
 Result<QStringList> Confinement::command(const QString &program, const QStringList &arguments,
                                          const QString &workingDirectory,
                                          ArgumentPaths argumentPaths) const

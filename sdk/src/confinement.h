@@ -2,10 +2,13 @@
 #pragma once
 
 #include "replhost/sdk/result.h"
+#include "sandbox.h"
 
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
+
+#include <optional>
 
 namespace replhost::sdk {
 
@@ -39,6 +42,8 @@ public:
     const QStringList &cgroupProcsFiles() const { return m_cgroups; }
     // Whether the worker runs inside bubblewrap (its exit status then stands for its signals).
     bool sandboxed() const { return !m_sandbox.isEmpty(); }
+    // The sandbox's policy (checked by fromSettings), when sandboxed.
+    std::optional<SandboxPolicy> sandboxPolicy() const;
 
     // The argv (program first) that runs `program` with `arguments` under this confinement:
     //   launcher [limit and cgroup options] -- program arguments...

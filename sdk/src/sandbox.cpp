@@ -304,10 +304,20 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
     args << QStringLiteral("--die-with-parent") << QStringLiteral("--new-session");
     if (seccompFd >= 0)
         args << QStringLiteral("--seccomp") << QString::number(seccompFd);
-    args << QStringLiteral("--setenv") << QStringLiteral("HOME") << policy.root
-         << QStringLiteral("--setenv") << QStringLiteral("TMPDIR") << QStringLiteral("/tmp")
-         << QStringLiteral("--unsetenv") << QStringLiteral("XDG_RUNTIME_DIR");
+    for (const auto &[key, value] : sandboxEnvironment(policy)) {
+        if (value)
+            args << QStringLiteral("--setenv") << key << *value;
+        else
+            args << QStringLiteral("--unsetenv") << key;
+    }
     return QStringList{policy.bwrap} + args;
+}
+
+QList<std::pair<QString, std::optional<QString>>> sandboxEnvironment(const SandboxPolicy &policy)
+{
+    return {{QStringLiteral("HOME"), policy.root},
+            {QStringLiteral("TMPDIR"), QStringLiteral("/tmp")},
+            {QStringLiteral("XDG_RUNTIME_DIR"), std::nullopt}};
 }
 
 pid_t sandboxedProgramGroup(pid_t bwrapPid)

@@ -5,8 +5,12 @@
 #include "replhost/sdk/result.h"
 
 #include <QJsonObject>
+#include <QList>
 #include <QString>
 #include <QStringList>
+
+#include <optional>
+#include <utility>
 
 #include <sys/types.h>
 
@@ -34,6 +38,11 @@ struct SandboxPolicy {
 // hidden not an array of absolute paths, volumes not an array of {host_path, mount_path,
 // read_only} with absolute paths.
 Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox);
+
+// What the sandbox changes in the environment its program inherits, in order: HOME is the root,
+// TMPDIR /tmp, and the host's XDG_RUNTIME_DIR is gone (no value: unset). bwrapCommand gives these
+// to bwrap; WorkerProcess::workerEnvironment shows them.
+QList<std::pair<QString, std::optional<QString>>> sandboxEnvironment(const SandboxPolicy &policy);
 
 // Who the sandbox's processes are inside their user namespace. A server run as root maps to
 // nobody (65534:65534), so that nothing inside is root even by name; any other user stays who it

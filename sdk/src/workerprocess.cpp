@@ -172,7 +172,7 @@ void WorkerProcess::Private::onLoopTurn()
     (void)emitOwedStarted();  // nothing to do after it, whether or not we still exist
 }
 
-QByteArrayList WorkerProcess::Private::environment() const
+QMap<QString, QString> WorkerProcess::workerEnvironment(const SessionOptions &options)
 {
     QMap<QString, QString> env = options.environment;
     // Protocol §1. LANG only when the caller chose none: a deliberate locale is kept.
@@ -184,6 +184,23 @@ QByteArrayList WorkerProcess::Private::environment() const
     env.insert(QStringLiteral("GIT_TERMINAL_PROMPT"), QStringLiteral("0"));
     env.insert(QStringLiteral("MPLBACKEND"), QStringLiteral("Agg"));
     env.insert(QStringLiteral("REPLHOST_CONTEXT_ID"), options.contextId);
+    // bwrap sets these for the program it starts (bwrapCommand); bwrap and the launchers get
+    // them too, which changes nothing for them.
+    const Result<Confinement> confinement = Confinement::fromSettings(options.settings);
+    if (const std::optional<SandboxPolicy> policy = confinement ? confinement->sandboxPolicy() : std::nullopt) {
+        for (const auto &[key, value] : sandboxEnvironment(*policy)) {
+            if (value)
+                env.insert(key, *value);
+            else
+                env.remove(key);
+        }
+    }
+    return env;
+}
+
+QByteArrayList WorkerProcess::Private::environment() const
+{
+    const QMap<QString, QString> env = workerEnvironment(options);
     QByteArrayList list;
     list.reserve(env.size());
     for (auto it = env.constBegin(); it != env.constEnd(); ++it) {

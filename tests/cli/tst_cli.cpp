@@ -20,6 +20,8 @@
 
 #include <csignal>
 
+#include <unistd.h>
+
 // Skips the test when the server cannot run `language` (a QString). QSKIP only leaves the
 // function it is written in, so this is a macro.
 #define REQUIRE_LANGUAGE(language)                                               \
@@ -128,6 +130,8 @@ private slots:
     void ctrlCInterruptsTheRunAndKeepsState_data();
     void ctrlCInterruptsTheRunAndKeepsState();
     void secondCtrlCStopsWaiting();
+    void sigintToTheClientAndItsGroupIsOneCtrlC_data();
+    void sigintToTheClientAndItsGroupIsOneCtrlC();
     void timeoutExitsWith124();
     void executionEnvReachesOnlyItsRun();
     void runJsonIsTheExecutionDocument();
@@ -136,11 +140,15 @@ private slots:
 
     void contextsNewLsRestartRm();
     void contextsOutputPrintsWhatCameBetweenRuns();
+    void contextsOutputAfterStartsWithWholeLines();
     void envLayersReachARun();
+    void effectiveEnvIsWhatTheRunGets();
     void filesRoundTripBinaryContent();
     void filesRefusalsAreReported_data();
     void filesRefusalsAreReported();
     void historyPagesNewestFirst();
+    void historyOutOfItsBoundsIsAUsageError_data();
+    void historyOutOfItsBoundsIsAUsageError();
     void pluginsSaysWhereItLookedAndWhyAPluginWasRefused();
     void languagesListsWhatCanRunAndPointsAtRefusedPlugins();
     void jsonOutputParses_data();
@@ -526,6 +534,59 @@ void tst_Cli::ctrlCInterruptsTheRunAndKeepsState()
     QCOMPARE(cli({QStringLiteral("contexts"), QStringLiteral("rm"), id}).exitCode, 0);
 }
 
+void tst_Cli::sigintToTheClientAndItsGroupIsOneCtrlC_data()
+{
+    QTest::addColumn<bool>("throughTimeout");
+    QTest::newRow("timeout -s INT") << true;
+    QTest::newRow("kill to the process, then to its group") << false;
+}
+
+void tst_Cli::sigintToTheClientAndItsGroupIsOneCtrlC()
+{
+    QFETCH(bool, throughTimeout);
+    REQUIRE_LANGUAGE(QStringLiteral("bash"));
+    const QString id = newContext(QStringLiteral("bash"));
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(cli({QStringLiteral("run"), QStringLiteral("--context"), id, QStringLiteral("kept=5")}).exitCode, 0);
+    const QStringList run{QStringLiteral("--data-dir"), m_server.dataDir(), QStringLiteral("run"),
+                          QStringLiteral("--context"), id, QStringLiteral("echo ready; sleep 60")};
+    // A few rounds: the second SIGINT lands at any point of the first one's handling.
+    for (int round = 0; round < (throughTimeout ? 1 : 4); ++round) {
+        QProcess process;
+        if (throughTimeout) {
+            // timeout(1) signals the command, then its own process group, which holds the command.
+            prepare(process, QStringList{QStringLiteral("--preserve-status"), QStringLiteral("-s"), QStringLiteral("INT"),
+                                         QStringLiteral("3"), cliExecutable()} + run);
+            process.setProgram(QStringLiteral("timeout"));
+        } else {
+            prepare(process, run);
+        }
+        // A group of its own, as a shell's job control gives a command (timeout's signal to its
+        // group would otherwise reach this test too).
+        process.setChildProcessModifier([] { ::setpgid(0, 0); });
+        process.start();
+        QVERIFY(process.waitForStarted(10000));
+        QByteArray seen;
+        QVERIFY2(waitForOutput(process, seen, [](const QByteArray &text) { return text.contains("ready\n"); }),
+                 process.readAllStandardError().constData());
+        if (!throughTimeout) {
+            const pid_t pid = pid_t(process.processId());
+            ::kill(pid, SIGINT);
+            ::kill(-pid, SIGINT);
+        }
+        QVERIFY(process.waitForFinished(30000));
+        const QByteArray err = process.readAllStandardError();
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(process.exitCode() == 130, err.constData());
+        QVERIFY2(err.contains("interrupting the run") && !err.contains("stopped waiting"), err.constData());
+        QCOMPARE(err.count("interrupting the run"), 1);
+    }
+    // The run was interrupted, not abandoned: the context is idle and kept its state.
+    const CliRun after = cli({QStringLiteral("run"), QStringLiteral("--context"), id, QStringLiteral("echo $kept")});
+    QVERIFY2(after.exitCode == 0, qPrintable(after.describe()));
+    QCOMPARE(after.out, QByteArray("5\n"));
+}
+
 void tst_Cli::secondCtrlCStopsWaiting()
 {
     REQUIRE_LANGUAGE(QStringLiteral("bash"));
@@ -671,6 +732,43 @@ void tst_Cli::contextsOutputPrintsWhatCameBetweenRuns()
     QVERIFY2(unknown.exitCode == 5, qPrintable(unknown.describe()));
 }
 
+void tst_Cli::contextsOutputAfterStartsWithWholeLines()
+{
+    REQUIRE_LANGUAGE(QStringLiteral("bash"));
+    const QString id = newContext(QStringLiteral("bash"));
+    QVERIFY(!id.isEmpty());
+    // Half a line, then (once the test says so) the rest and one more line: two entries.
+    const QString gate = QStringLiteral("whole-lines-%1").arg(id);
+    QCOMPARE(cli({QStringLiteral("run"), QStringLiteral("--context"), id,
+                  QStringLiteral("(printf 'one '; while [ ! -e %1 ]; do sleep 0.05; done; printf 'two\\nthree\\n') &").arg(gate)})
+                     .exitCode,
+             0);
+    const QStringList output{QStringLiteral("contexts"), QStringLiteral("output"), id};
+    QJsonArray entries;
+    QTRY_VERIFY_WITH_TIMEOUT(!(entries = parseJson(cli(QStringList{QStringLiteral("--json")} + output).out)
+                                                 .object().value(QStringLiteral("entries")).toArray()).isEmpty(),
+                             10000);
+    QCOMPARE(entries.size(), 1);
+    const QString first = QString::number(entries.first().toObject().value(QStringLiteral("seq")).toInteger());
+    QCOMPARE(cli({QStringLiteral("files"), QStringLiteral("put"), QStringLiteral("-"), gate}).exitCode, 0);
+    QTRY_COMPARE_WITH_TIMEOUT(cli(output).out, QByteArray("one two\nthree\n"), 10000);
+
+    // After the first entry: its line is completed from the start, then what came after it.
+    const CliRun rest = cli(output + QStringList{QStringLiteral("--after"), first});
+    QVERIFY2(rest.exitCode == 0 && rest.out == "one two\nthree\n", qPrintable(rest.describe()));
+    // --json is the entries after SEQ, exactly.
+    const QJsonObject document = parseJson(cli(QStringList{QStringLiteral("--json")} + output
+                                               + QStringList{QStringLiteral("--after"), first}).out).object();
+    const QJsonArray after = document.value(QStringLiteral("entries")).toArray();
+    QCOMPARE(after.size(), 1);
+    QCOMPARE(after.first().toObject().value(QStringLiteral("event")).toObject().value(QStringLiteral("text")).toString(),
+             QStringLiteral("two\nthree\n"));
+    // After the last entry: nothing yet.
+    const QString last = QString::number(document.value(QStringLiteral("last_seq")).toInteger());
+    const CliRun none = cli(output + QStringList{QStringLiteral("--after"), last});
+    QVERIFY2(none.exitCode == 0 && none.out.isEmpty() && none.err.isEmpty(), qPrintable(none.describe()));
+}
+
 void tst_Cli::contextsNewLsRestartRm()
 {
     REQUIRE_LANGUAGE(QStringLiteral("python"));
@@ -709,6 +807,34 @@ void tst_Cli::contextsNewLsRestartRm()
     const CliRun again = cli({QStringLiteral("contexts"), QStringLiteral("rm"), id});
     QVERIFY2(again.exitCode == 5, qPrintable(again.describe()));
     QVERIFY(again.err.contains(id.toUtf8()));
+}
+
+void tst_Cli::effectiveEnvIsWhatTheRunGets()
+{
+    REQUIRE_LANGUAGE(QStringLiteral("python"));
+    const QString id = newContext(QStringLiteral("python"));
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(cli({QStringLiteral("env"), QStringLiteral("set"), QStringLiteral("--context"), id, QStringLiteral("LAYERED=yes")}).exitCode, 0);
+    const CliRun shown = cli({QStringLiteral("--json"), QStringLiteral("env"), QStringLiteral("show"), QStringLiteral("--context"),
+                              id, QStringLiteral("--effective")});
+    QVERIFY2(shown.exitCode == 0, qPrintable(shown.describe()));
+    const QJsonObject effective = parseJson(shown.out).object().value(QStringLiteral("effective")).toObject();
+    const CliRun run = cli({QStringLiteral("run"), QStringLiteral("--context"), id,
+                            QStringLiteral("import os, json; print(json.dumps(dict(os.environ)))")});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.describe()));
+    const QJsonObject real = parseJson(run.out).object();
+    QVERIFY2(!real.isEmpty(), run.out.constData());
+    // What every worker gets, whatever the server's own environment says (a terminal's TERM).
+    QCOMPARE(effective.value(QStringLiteral("TERM")).toString(), QStringLiteral("dumb"));
+    QCOMPARE(effective.value(QStringLiteral("REPLHOST_CONTEXT_ID")).toString(), id);
+    QCOMPARE(effective.value(QStringLiteral("LAYERED")).toString(), QStringLiteral("yes"));
+    for (auto it = effective.begin(); it != effective.end(); ++it)
+        QVERIFY2(real.value(it.key()) == it.value(), qPrintable(it.key() + QStringLiteral(": shown ") + it.value().toString()
+                                                                + QStringLiteral(", the run has ") + real.value(it.key()).toString()));
+    // The text form says the same.
+    const CliRun text = cli({QStringLiteral("env"), QStringLiteral("show"), QStringLiteral("--context"), id, QStringLiteral("--effective")});
+    QVERIFY2(text.out.contains("\nTERM=dumb\n") && text.out.contains("REPLHOST_CONTEXT_ID=" + id.toUtf8() + "\n"),
+             text.out.constData());
 }
 
 void tst_Cli::envLayersReachARun()
@@ -854,6 +980,29 @@ void tst_Cli::historyPagesNewestFirst()
     QCOMPARE(runs.size(), 5);
     QCOMPARE(runs.first().toObject().value(QStringLiteral("code")).toString(), QStringLiteral("x = 4"));
     QVERIFY(everything.value(QStringLiteral("next")).isNull());
+}
+
+void tst_Cli::historyOutOfItsBoundsIsAUsageError_data()
+{
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QString>("message");
+    // The client sees the first, the server the others: the same exit status either way.
+    QTest::newRow("-n 0") << QStringList{"-n", "0"} << "--limit takes a whole number of runs from 1";
+    QTest::newRow("-n 501") << QStringList{"-n", "501"} << "500";
+    QTest::newRow("--before 0") << QStringList{"--before", "0"} << "before";
+}
+
+void tst_Cli::historyOutOfItsBoundsIsAUsageError()
+{
+    QFETCH(QStringList, options);
+    QFETCH(QString, message);
+    REQUIRE_LANGUAGE(QStringLiteral("bash"));
+    const QString id = newContext(QStringLiteral("bash"));
+    QVERIFY(!id.isEmpty());
+    const CliRun run = cli(QStringList{QStringLiteral("history"), QStringLiteral("--context"), id} + options);
+    QVERIFY2(run.exitCode == 2, qPrintable(run.describe()));
+    QVERIFY2(run.err.contains(message.toUtf8()) && run.err.contains("replhost-cli history --help"), qPrintable(run.describe()));
+    QVERIFY(run.out.isEmpty());
 }
 
 void tst_Cli::pluginsSaysWhereItLookedAndWhyAPluginWasRefused()

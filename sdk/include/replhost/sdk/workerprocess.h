@@ -90,6 +90,14 @@ public:
     // Process id of the worker (also its process group id); 0 when not running.
     qint64 pid() const;
 
+    // The environment a worker started for `options` runs with: options.environment with what
+    // every worker gets (docs/worker-protocol.md §1: LANG=C.UTF-8 unless one is chosen,
+    // TERM=dumb, PAGER and GIT_PAGER cat, GIT_TERMINAL_PROMPT=0, MPLBACKEND=Agg,
+    // REPLHOST_CONTEXT_ID), and, in a sandbox (settings' confinement), what the sandbox changes
+    // (HOME is its root, TMPDIR /tmp, no XDG_RUNTIME_DIR). The one rule the worker is started
+    // with, for a host that shows a context's effective environment. Pure; any thread.
+    static QMap<QString, QString> workerEnvironment(const SessionOptions &options);
+
     // Reads what the worker has written so far and delivers it at once (event() for each event
     // and piece of output; output still waiting for a sync mark is released as at the worker's
     // end). For an owner about to delete a running session, so that what the run wrote in its
