@@ -371,7 +371,7 @@ private:
                            R"({"code":"1"})", QStringLiteral("id"));
         m_sandbox = make("POST", QStringLiteral("/opensandbox/v1/sandboxes"),
                          R"({"image":{"uri":"python:3.11"},"entrypoint":["python"],"timeout":3600,)"
-                         R"("resourceLimits":{"cpu":"1","memory":"1Gi"}})",
+                         R"("resourceLimits":{"memory":"1Gi"}})",
                          QStringLiteral("id"));
         m_sandboxContext = make("POST", QStringLiteral("/opensandbox/execd/%1/code/context").arg(m_sandbox),
                                 R"({"language":"python"})", QStringLiteral("id"));
