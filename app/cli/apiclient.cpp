@@ -105,6 +105,11 @@ Result<std::unique_ptr<Poco::Net::HTTPRequest>> ApiClient::makeRequest(const std
                                                             Poco::Net::HTTPMessage::HTTP_1_1);
     request->setKeepAlive(true);
     request->setCredentials("Bearer", m_endpoint.token);
+    // What a router in front of several servers places the request by (the server checks that
+    // it agrees with the path).
+    const std::string &routed = m_routedWorkspace.empty() ? m_workspace : m_routedWorkspace;
+    if (!routed.empty())
+        request->set("X-Replhost-Workspace", routed);
     return request;
 }
 
@@ -171,6 +176,7 @@ Result<HttpReply> ApiClient::roundTrip(Poco::Net::HTTPRequest &request,
         return in.failure();
     HttpReply reply;
     reply.status = int(response.getStatus());
+    reply.instance = response.get("X-Replhost-Instance", "");
     try {
         Poco::StreamCopier::copyToString(**in, reply.body);
     } catch (const std::exception &error) {

@@ -22,6 +22,7 @@ namespace replhost::cli {
 struct HttpReply {
     int status = 0;
     std::string body;
+    std::string instance;  // X-Replhost-Instance: which server answered (empty: not said)
 
     // The body parsed as JSON; null pointers when it is not an object (or an array).
     Poco::JSON::Object::Ptr object() const;
@@ -29,8 +30,9 @@ struct HttpReply {
 };
 
 // The native API v1 over one keep-alive HTTP/1.1 connection (Poco::Net::HTTPClientSession),
-// with `Authorization: Bearer <token>` on every request. Paths are absolute API paths
-// ("/v1/info"); scoped() prefixes the workspace routes for --workspace.
+// with `Authorization: Bearer <token>` on every request, and `X-Replhost-Workspace` naming the
+// workspace when there is one (so that a router in front of several servers places it). Paths are
+// absolute API paths ("/v1/info"); scoped() prefixes the workspace routes for --workspace.
 //
 // The server is found (ServerLocator) on the first request, so a command can refuse a wrong
 // command line before anything is looked up.
@@ -57,6 +59,9 @@ public:
     // Valid once a request has been sent.
     const ServerEndpoint &endpoint() const { return m_endpoint; }
     const std::string &workspace() const { return m_workspace; }
+    // The workspace sent as X-Replhost-Workspace, by which a router places requests: the
+    // --workspace one unless set here (workspaces new/rm/import name theirs). Empty: none.
+    void routeTo(std::string workspace) { m_routedWorkspace = std::move(workspace); }
 
     // "/contexts" → "/v1/contexts", or "/v1/workspaces/<name>/contexts" with a workspace.
     std::string scoped(const std::string &tail) const;
@@ -97,6 +102,7 @@ private:
     std::optional<ServerLocator::Overrides> m_overrides;  // until the server is found
     ServerEndpoint m_endpoint;
     std::string m_workspace;
+    std::string m_routedWorkspace;
     std::string m_basePath;  // the path of the server URL, "" or "/prefix"
     int m_receiveTimeoutSeconds = 0;
     std::unique_ptr<Poco::Net::HTTPClientSession> m_session;

@@ -79,7 +79,7 @@ int main(int argc, char *argv[])
                 ServerLauncher::locateOrStart(ServerLocator::Overrides{line->url, line->token, line->dataDir});
         if (!endpoint)
             return finish(endpoint.failure());
-        return McpRelay(*endpoint, std::cin, std::cout).run();
+        return McpRelay(*endpoint, std::cin, std::cout, line->workspace).run();
     }
 
     // The server is looked for on the first request, after the command has checked its words.

@@ -80,8 +80,8 @@ std::string escaped(const std::string &text)
 
 } // namespace
 
-McpRelay::McpRelay(ServerEndpoint endpoint, std::istream &in, std::ostream &out)
-    : m_endpoint(std::move(endpoint)), m_in(in), m_out(out)
+McpRelay::McpRelay(ServerEndpoint endpoint, std::istream &in, std::ostream &out, std::string workspace)
+    : m_endpoint(std::move(endpoint)), m_workspace(std::move(workspace)), m_in(in), m_out(out)
 {
     const Poco::URI uri(m_endpoint.url);
     m_host = uri.getHost();
@@ -153,6 +153,8 @@ void McpRelay::relay(const std::string &message)
         post.set("Accept", "application/json, text/event-stream");
         post.setContentType("application/json");
         post.setContentLength(std::streamsize(message.size()));
+        if (!m_workspace.empty())
+            post.set("X-Replhost-Workspace", m_workspace);
         if (!session.empty())
             post.set("Mcp-Session-Id", session);
         if (!version.empty())

@@ -28,7 +28,10 @@ namespace replhost::cli {
 // Threading: run() on one thread; it starts a thread per message and joins them all.
 class McpRelay {
 public:
-    McpRelay(ServerEndpoint endpoint, std::istream &in, std::ostream &out);
+    // `workspace` (--workspace): sent as X-Replhost-Workspace on every message, so that a router
+    // places them all with that workspace's server, and tool calls that name no workspace act
+    // on it; empty: none.
+    McpRelay(ServerEndpoint endpoint, std::istream &in, std::ostream &out, std::string workspace = {});
 
     // Relays until the end of input; returns the process's exit status (0).
     int run();
@@ -42,6 +45,7 @@ private:
     void writeError(const std::string &id, const std::string &text);
 
     ServerEndpoint m_endpoint;
+    std::string m_workspace;  // constant after construction
     std::string m_host;
     unsigned short m_port = 0;
     std::string m_path;  // <base path>/mcp

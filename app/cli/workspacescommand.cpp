@@ -14,6 +14,8 @@ Result<ExitStatus> WorkspacesCommand::execute()
                                              : "say which workspace: workspaces " + m_line.action + " NAME");
 
     Result<HttpReply> reply = HttpReply{};
+    if (m_line.action != "ls")
+        m_client.routeTo(m_line.arguments.front());
     if (m_line.action == "ls") {
         reply = m_client.call("GET", "/v1/workspaces");
     } else if (m_line.action == "new") {

@@ -15,6 +15,7 @@
 #include "nativeapi.h"
 #include "opensandboxapi.h"
 #include "opensandboxexecdapi.h"
+#include "workspaceroute.h"
 
 #include "core/engine.h"
 #include "core/prometheuswriter.h"
@@ -34,10 +35,12 @@ namespace {
 
 // The request fields a browser may send to the routes (CORS preflight): the credentials the
 // SecurityGate reads (Authorization, and the OpenSandbox clients' own headers), the body's type,
-// the resumption of an event stream, a range of a download and MCP's session and revision.
+// the resumption of an event stream, a range of a download, MCP's session and revision, and the
+// workspace a request is for (WorkspaceRoute).
 constexpr const char *kCorsRequestHeaders =
         "Authorization, Content-Type, Last-Event-ID, Range, OPEN-SANDBOX-API-KEY, "
-        "X-EXECD-ACCESS-TOKEN, Mcp-Session-Id, MCP-Protocol-Version, X-Request-ID";
+        "X-EXECD-ACCESS-TOKEN, Mcp-Session-Id, MCP-Protocol-Version, X-Request-ID, "
+        "X-Replhost-Workspace";
 
 } // namespace
 
@@ -56,6 +59,7 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
     if (m_config.e2bOnly) {
         // No token protects this listener, so it serves nothing but the E2B routes.
         m_e2b->registerRoutes(m_router, QString());
+        m_e2b->registerRoutes(m_router, QStringLiteral("/workspaces/{ws}"));
         return;
     }
     m_router.add("GET", QStringLiteral("/healthz"),
@@ -70,6 +74,7 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
     m_commands->registerRoutes(m_router);
     m_gate.acceptTokenInPath(E2bApi::capabilityPrefix());
     m_e2b->registerRoutes(m_router, E2bApi::capabilityPrefix() + QStringLiteral("/{token}"));
+    m_e2b->registerRoutes(m_router, E2bApi::capabilityPrefix() + QStringLiteral("/{token}/workspaces/{ws}"));
     m_openSandbox = std::make_unique<OpenSandboxApi>(engine, m_config.token, m_config.sseKeepAliveMs, m_streams);
     m_openSandbox->registerRoutes(m_router, m_gate);
     m_mcp = std::make_unique<McpEndpoint>(engine, m_config.sseKeepAliveMs, m_streams);
@@ -107,6 +112,8 @@ Result<void> ApiServer::listen()
                                  .arg(m_config.port)
                                  .arg(why));
     }
+    if (!m_config.instanceId.isEmpty())
+        tcp->setAnswerFields({{"X-Replhost-Instance", m_config.instanceId}});
     http->bind(tcp);
     delete m_http;
     m_http = http;
@@ -232,6 +239,8 @@ void ApiServer::dispatch(ConnectionGuard &guard, const QHttpServerRequest &qtReq
             GuardedResponder(std::move(responder), socket),
             HttpRequest::fromHead(std::move(head), std::move(body), socket->peerAddress()),
             closeAfter, &guard);
+    if (!m_config.instanceId.isEmpty())
+        exchange->addHeader("X-Replhost-Instance", m_config.instanceId);
     // Before anything reads the path (the access log below): a token in it is taken out.
     m_gate.takePathToken(exchange->request());
     OpenSandboxExecdApi::servePathOfProxy(exchange->request().path);
@@ -301,6 +310,10 @@ void ApiServer::handle(const std::shared_ptr<HttpExchange> &exchange)
     }
     case Router::Match::Kind::Found:
         request.params = match.params;
+        if (const std::optional<QString> wrong = WorkspaceRoute::misdirection(request, match.route)) {
+            exchange->sendError(421, QStringLiteral("misdirected"), *wrong);
+            return;
+        }
         (*match.handler)(exchange);
         return;
     }

@@ -14,6 +14,9 @@ struct ApiServerConfig {
     QHostAddress address = QHostAddress(QHostAddress::LocalHost);
     quint16 port = 0;               // 0: any free port (ApiServer::port() says which)
     QByteArray token;               // required as "Authorization: Bearer <token>"
+    // Sent as X-Replhost-Instance on every answer, refusals included, so that a client behind a
+    // router sees which server answered; empty: not sent. A header value (no CR, LF or NUL).
+    QByteArray instanceId;
     QStringList allowedHosts;       // Host names accepted besides the local ones
     QStringList allowedOrigins;     // Origins accepted besides the server's own local ones
     ConnectionLimits limits;

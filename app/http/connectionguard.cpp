@@ -245,6 +245,8 @@ void ConnectionGuard::writeRefusal(const HeadRefusal &refusal, bool close)
 {
     HeaderList headers{{"Content-Type", "application/json"}, {"Date", HttpResponse::date()}};
     headers += refusal.headers;
+    if (m_server)
+        headers += m_server->answerFields();
     if (close)
         headers.emplaceBack("Connection", "close");
     m_socket->write(HttpResponse::full(refusal.status, headers,

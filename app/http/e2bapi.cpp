@@ -8,6 +8,7 @@
 #include "multipartbody.h"
 #include "router.h"
 #include "streamlimiter.h"
+#include "workspaceroute.h"
 
 #include "core/engine.h"
 
@@ -46,7 +47,7 @@ void E2bApi::registerRoutes(Router &router, const QString &prefix)
 {
     auto bind = [this](void (E2bApi::*handler)(const ExchangePtr &)) {
         return [this, handler](const ExchangePtr &exchange) {
-            makeDefaultContexts();
+            makeDefaultContexts(WorkspaceRoute::of(*exchange));
             (this->*handler)(exchange);
         };
     };
@@ -60,16 +61,20 @@ void E2bApi::registerRoutes(Router &router, const QString &prefix)
     router.add("POST", prefix + QStringLiteral("/files"), bind(&E2bApi::writeFiles));
 }
 
-void E2bApi::makeDefaultContexts()
+void E2bApi::makeDefaultContexts(const QString &workspace)
 {
-    if (m_defaultContextsMade)
+    if (m_defaultContextsMade.contains(workspace))
         return;
-    m_defaultContextsMade = true;
+    // A workspace that does not exist is said by the route; it gets its contexts once it does.
+    if (!m_engine.workspaces().get(workspace))
+        return;
+    m_defaultContextsMade.insert(workspace);
     for (const QString &language : {QStringLiteral("python"), QStringLiteral("javascript")}) {
-        const Result<QList<core::ContextInfo>> existing = m_engine.contexts().list(QString(), language);
+        const Result<QList<core::ContextInfo>> existing = m_engine.contexts().list(workspace, language);
         if (!existing || !existing->isEmpty())
             continue;
         core::CreateContextRequest request;
+        request.workspace = workspace;
         request.language = language;
         // A runtime that is missing is said by every run in that language; nothing to add here.
         if (const Result<core::ContextInfo> created = m_engine.contexts().create(request); !created)
@@ -129,6 +134,7 @@ void E2bApi::execute(const ExchangePtr &exchange)
     }
 
     core::RunRequest run;
+    run.workspace = WorkspaceRoute::of(*exchange);
     run.contextId = *contextId;
     if (run.contextId.isEmpty()) {
         const Result<QString> engineLanguage = E2bApi::engineLanguage(*language);
@@ -173,6 +179,7 @@ void E2bApi::createContext(const ExchangePtr &exchange)
         return;
     }
     core::CreateContextRequest request;
+    request.workspace = WorkspaceRoute::of(*exchange);
     request.language = *engineLanguage;
     request.cwd = *cwd;  // empty: the workspace directory (E2B's default is /home/user)
     const Result<core::ContextInfo> created = m_engine.contexts().create(request);
@@ -185,7 +192,7 @@ void E2bApi::createContext(const ExchangePtr &exchange)
 
 void E2bApi::listContexts(const ExchangePtr &exchange)
 {
-    const Result<QList<core::ContextInfo>> contexts = m_engine.contexts().list(QString());
+    const Result<QList<core::ContextInfo>> contexts = m_engine.contexts().list(WorkspaceRoute::of(*exchange));
     if (!contexts) {
         exchange->sendError(contexts.error());
         return;
@@ -199,7 +206,7 @@ void E2bApi::listContexts(const ExchangePtr &exchange)
 void E2bApi::restartContext(const ExchangePtr &exchange)
 {
     const QString id = exchange->request().param(QStringLiteral("id"));
-    if (const Result<core::ContextInfo> restarted = m_engine.contexts().restart(QString(), id); !restarted) {
+    if (const Result<core::ContextInfo> restarted = m_engine.contexts().restart(WorkspaceRoute::of(*exchange), id); !restarted) {
         sendError(exchange, restarted.error(), id);
         return;
     }
@@ -209,7 +216,7 @@ void E2bApi::restartContext(const ExchangePtr &exchange)
 void E2bApi::removeContext(const ExchangePtr &exchange)
 {
     const QString id = exchange->request().param(QStringLiteral("id"));
-    if (const Result<void> removed = m_engine.contexts().remove(QString(), id); !removed) {
+    if (const Result<void> removed = m_engine.contexts().remove(WorkspaceRoute::of(*exchange), id); !removed) {
         sendError(exchange, removed.error(), id);
         return;
     }
@@ -218,7 +225,7 @@ void E2bApi::removeContext(const ExchangePtr &exchange)
 
 void E2bApi::readFile(const ExchangePtr &exchange)
 {
-    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(QString());
+    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(WorkspaceRoute::of(*exchange));
     if (!files) {
         exchange->sendError(files.error());
         return;
@@ -241,7 +248,7 @@ void E2bApi::readFile(const ExchangePtr &exchange)
 
 void E2bApi::writeFiles(const ExchangePtr &exchange)
 {
-    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(QString());
+    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(WorkspaceRoute::of(*exchange));
     if (!files) {
         exchange->sendError(files.error());
         return;

@@ -5,6 +5,7 @@
 
 #include <replhost/sdk/result.h>
 
+#include <QSet>
 #include <QString>
 
 #include <memory>
@@ -31,14 +32,15 @@ class StreamLimiter;
 //                                    write: `path` names the file, or the directory of several)
 //
 // Contexts are those of the "default" workspace, so they are the same contexts the native API
-// and the workbench show. As E2B's server makes a Python and a JavaScript context when it starts,
+// and the workbench show; under <prefix>/workspaces/{ws} (a router places those by their path)
+// or with X-Replhost-Workspace, those of the named workspace (WorkspaceRoute). As E2B's server makes a Python and a JavaScript context when it starts,
 // the first request to these routes makes each of the two that the workspace lacks (and whose
 // runtime is there), so a client's first listing has both; later ones are left as the client
 // leaves them. `language` picks that language's default context (created on first
 // use), neither field the Python one; `env_vars` form the execution env layer, so they hold for
 // that run only. E2B's status codes: 400 when both context_id and language are given, 404 for
 // an unknown context. Errors have replhost's body ({"code", "message"}) with E2B's wording.
-// The files are the "default" workspace's, through core::WorkspaceFiles like every file route:
+// The files are the workspace's, through core::WorkspaceFiles like every file route:
 // confined to its directory (403), regular files only (400), on FileWork threads.
 //
 // Ownership: the engine and the limiter must outlive this object. Threading: the engine thread.
@@ -74,14 +76,14 @@ private:
     void writeFiles(const ExchangePtr &exchange);
 
     // Once: the default Python and JavaScript contexts E2B's server starts with.
-    void makeDefaultContexts();
+    void makeDefaultContexts(const QString &workspace);
     // Answers an engine error, in E2B's words for an unknown context.
     static void sendError(const ExchangePtr &exchange, const Error &error, const QString &contextId);
 
     core::Engine &m_engine;
     StreamLimiter &m_streams;
     FileWork m_work;
-    bool m_defaultContextsMade = false;
+    QSet<QString> m_defaultContextsMade;  // workspaces whose first request made them
 };
 
 } // namespace replhost::http

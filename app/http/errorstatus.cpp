@@ -20,6 +20,7 @@ int ErrorStatus::forCode(const QString &code)
         {QStringLiteral("limit_reached"), 409},
         {QStringLiteral("payload_too_large"), 413},
         {QStringLiteral("range_not_satisfiable"), 416},
+        {QStringLiteral("misdirected"), 421},
         {QStringLiteral("too_many_streams"), 429},
         {QStringLiteral("header_fields_too_large"), 431},
         {QStringLiteral("not_implemented"), 501},

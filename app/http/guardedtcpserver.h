@@ -3,6 +3,7 @@
 
 #include "connectionguard.h"
 #include "connectionlimits.h"
+#include "httpresponse.h"
 
 #include <QHash>
 #include <QHostAddress>
@@ -35,12 +36,18 @@ public:
 
     int openConnections() const { return m_open; }
 
+    // Header fields every answer of this server carries, also those its guards write themselves
+    // (X-Replhost-Instance). Set before listening.
+    void setAnswerFields(HeaderList fields) { m_answerFields = std::move(fields); }
+    const HeaderList &answerFields() const { return m_answerFields; }
+
 protected:
     void incomingConnection(qintptr socketDescriptor) override;
 
 private:
     ConnectionLimits m_limits;
     ConnectionGuard::Admission m_admission;
+    HeaderList m_answerFields;
     QPointer<QObject> m_httpServer;
     int m_open = 0;
     QHash<QHostAddress, int> m_openByAddress;

@@ -7,6 +7,7 @@
 #include "mcpmessage.h"
 #include "router.h"
 #include "streamlimiter.h"
+#include "workspaceroute.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -46,6 +47,26 @@ bool accepts(const QByteArray &accept, const QByteArray &type)
 QString inFlightKey(const QString &session, const QJsonValue &id)
 {
     return session + QLatin1Char('\n') + McpMessage::idKey(id);
+}
+
+// A tool call that names no workspace acts on the one the request was sent for
+// (X-Replhost-Workspace), which is where a router placed it; one that names a workspace keeps it.
+QJsonObject inRoutedWorkspace(QJsonObject message, const QString &workspace)
+{
+    if (workspace.isEmpty() || message.value(QLatin1String("method")) != QLatin1String("tools/call"))
+        return message;
+    const QJsonValue paramsValue = message.value(QLatin1String("params"));
+    QJsonObject params = paramsValue.toObject();
+    const QJsonValue argumentsValue = params.value(QLatin1String("arguments"));
+    QJsonObject arguments = argumentsValue.toObject();
+    // A malformed call is left for the dispatcher to refuse as it is.
+    if (!paramsValue.isObject() || !(argumentsValue.isObject() || argumentsValue.isUndefined())
+        || arguments.contains(QLatin1String("workspace")))
+        return message;
+    arguments.insert(QLatin1String("workspace"), workspace);
+    params.insert(QLatin1String("arguments"), arguments);
+    message.insert(QLatin1String("params"), params);
+    return message;
 }
 
 } // namespace
@@ -138,7 +159,7 @@ void McpEndpoint::post(const ExchangePtr &exchange)
         batch(exchange, document.array(), session, version);
         return;
     }
-    const QJsonObject message = document.object();
+    const QJsonObject message = inRoutedWorkspace(document.object(), WorkspaceRoute::ofHeader(http));
     QString why;
     switch (McpMessage::classify(message, &why)) {
     case McpMessage::Kind::Invalid: {
@@ -258,7 +279,8 @@ void McpEndpoint::batch(const ExchangePtr &exchange, const QJsonArray &messages,
     std::weak_ptr<InFlight> inFlight = m_inFlight;
     for (const QJsonValue &value : messages) {
         QString why;
-        const QJsonObject message = value.toObject();
+        const QJsonObject message = inRoutedWorkspace(value.toObject(),
+                                                      WorkspaceRoute::ofHeader(exchange->request()));
         const QJsonValue id = message.value(QLatin1String("id"));
         switch (McpMessage::classify(value, &why)) {
         case McpMessage::Kind::Invalid:

@@ -277,6 +277,15 @@ void NativeApi::createWorkspace(const ExchangePtr &exchange)
         exchange->sendError(name.error());
         return;
     }
+    // A router placed the create by the field, not by the body it cannot read.
+    if (const QString routed = WorkspaceRoute::ofHeader(exchange->request());
+        !routed.isEmpty() && routed != *name) {
+        exchange->sendError(421, QStringLiteral("misdirected"),
+                            QStringLiteral("the request creates workspace \"%1\" but was sent for "
+                                           "workspace \"%2\" (X-Replhost-Workspace): send "
+                                           "X-Replhost-Workspace: %1").arg(*name, routed));
+        return;
+    }
     const Result<QString> directory = json->optionalString(QStringLiteral("directory"));
     if (!directory) {
         exchange->sendError(directory.error());

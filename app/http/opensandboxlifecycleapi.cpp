@@ -7,6 +7,7 @@
 #include "opensandboxexecdapi.h"
 #include "opensandboxsandboxspec.h"
 #include "router.h"
+#include "workspaceroute.h"
 
 #include "core/engine.h"
 
@@ -180,7 +181,10 @@ void OpenSandboxLifecycleApi::create(const ExchangePtr &exchange)
         return;
     }
 
-    const QString id = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    // Behind a router the id must be known before the create reaches a server, which is placed
+    // by it: the router passes the one the client chose, or one it made, as X-Replhost-Workspace.
+    const QString routed = WorkspaceRoute::ofHeader(exchange->request());
+    const QString id = routed.isEmpty() ? QUuid::createUuid().toString(QUuid::WithoutBraces) : routed;
     const Result<storage::WorkspaceRecord> workspace = m_engine.workspaces().create(id, {}, *settings);
     if (!workspace) {
         refuseCreate(*exchange, workspace.error());

@@ -75,6 +75,20 @@ bool TokenStore::isUsable(const QByteArray &token)
             && std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
+Result<TokenStore::Token> TokenStore::loadFile(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return makeError(QStringLiteral("io"), QStringLiteral("cannot read the token file %1: %2")
+                                                       .arg(path, file.errorString()));
+    const QByteArray value = file.read(8192).trimmed();
+    if (!isUsable(value))
+        return makeError(QStringLiteral("bad_request"),
+                         QStringLiteral("the token file %1 must hold 16 to 4096 printable ASCII "
+                                        "characters without spaces").arg(path));
+    return Token{value, path, false, {}};
+}
+
 Result<TokenStore::Token> TokenStore::load(const QString &dataDir, const QByteArray &override)
 {
     if (!override.isEmpty()) {

@@ -28,6 +28,11 @@ public:
     // `override`: the value of REPLHOST_TOKEN, read (and removed from the environment, so workers
     // never inherit it) by the caller; empty when not set.
     static Result<Token> load(const QString &dataDir, const QByteArray &override = {});
+    // The token in `path` (--token-file: one token for several servers, such as a Kubernetes
+    // Secret mounted as a file), surrounding white space ignored. The file is only read: its
+    // mode is its owner's business (a mounted Secret is read-only). Errors: "io" (missing,
+    // unreadable), "bad_request" (empty, or not a usable token).
+    static Result<Token> loadFile(const QString &path);
 
     // 32 bytes from QRandomGenerator::system(), hex-encoded.
     static QByteArray generate();

@@ -87,7 +87,9 @@ int main(int argc, char *argv[])
     }
     std::unique_ptr<core::Engine> engine = std::move(*opened);
 
-    const Result<http::TokenStore::Token> token = http::TokenStore::load(engine->dataDir(), tokenOverride);
+    const Result<http::TokenStore::Token> token =
+            options.tokenFile.isEmpty() ? http::TokenStore::load(engine->dataDir(), tokenOverride)
+                                        : http::TokenStore::loadFile(options.tokenFile);
     if (!token) {
         err << "replhost-server: " << token.error().message << '\n';
         return 1;

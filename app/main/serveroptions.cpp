@@ -7,7 +7,9 @@
 #include <QFileInfo>
 #include <QHostAddress>
 #include <QJsonDocument>
+#include <QSysInfo>
 
+#include <algorithm>
 #include <optional>
 
 namespace replhost::app {
@@ -161,6 +163,17 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
             QStringLiteral("Also serve the E2B code interpreter API at the root of "
                            "127.0.0.1:<port>, WITHOUT a token, for E2B SDKs in debug mode (0 "
                            "picks a free port). Any local process can then run code."));
+    const QCommandLineOption tokenFile = option(
+            "token-file", "path", "",
+            QStringLiteral("Read the bearer token from this file (e.g. a mounted Kubernetes "
+                           "Secret, the same for every instance) instead of REPLHOST_TOKEN or "
+                           "<data dir>/token."));
+    const QCommandLineOption instanceId = option(
+            "instance-id", "name", "",
+            QStringLiteral("This server's name in the X-Replhost-Instance field of every answer, "
+                           "so a client behind a router sees which instance answered (default: "
+                           "the host name)."));
+    parser.addOptions({tokenFile, instanceId});
     parser.addOptions({host, port, maxBody, allowOrigin, allowHost, idleTimeout, headTimeout,
                        maxConnections, maxConnectionsPerClient, maxOutput, maxStreams, keepAlive,
                        maxWorkers, workerIdle, warmPool, workspaceDefaults, bwrap, allowVolume,
@@ -233,6 +246,19 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
         else
             options.warmPoolSizes.insert(language, count);
     }
+
+    options.tokenFile = parser.value(tokenFile);
+    if (parser.isSet(tokenFile) && options.tokenFile.isEmpty())
+        return fail(QStringLiteral("--token-file needs the path of a file"));
+    const QString instance = parser.isSet(instanceId) ? parser.value(instanceId)
+                                                      : QSysInfo::machineHostName();
+    const bool printable = std::all_of(instance.cbegin(), instance.cend(), [](QChar c) {
+        return c.unicode() > 0x20 && c.unicode() < 0x7f;
+    });
+    if (instance.isEmpty() || instance.size() > 253 || !printable)
+        return fail(QStringLiteral("--instance-id must be 1 to 253 printable ASCII characters "
+                                   "without spaces, not '%1'").arg(instance));
+    options.server.instanceId = instance.toLatin1();
 
     options.dataDir = common.dataDir();
     options.bwrapPath = parser.value(bwrap);

@@ -28,11 +28,15 @@ struct ServerOptions {
     int warmPoolSize = -1;         // --warm-pool COUNT; -1: the engine's default
     QMap<QString, int> warmPoolSizes;  // --warm-pool LANGUAGE=COUNT
     QString bwrapPath;             // --bwrap: for sandboxed workspaces; empty: found on PATH
-    http::ApiServerConfig server;  // everything but the token
+    // Everything but the token; instanceId from --instance-id, else the host name.
+    http::ApiServerConfig server;
     // --port auto: server.port is not used; the server takes the port it had last time on this
     // data directory while it is free, else a free one (RememberedPort).
     bool portAuto = false;
     int e2bPort = -1;              // --e2b-port: the token-less E2B listener; -1: none
+    // --token-file: the token is read from this file (a Kubernetes Secret's, shared by every
+    // instance) instead of REPLHOST_TOKEN or <data dir>/token; never written. Empty: not given.
+    QString tokenFile;
 
     // The port E2B's SDKs in debug mode expect; they reach the E2B routes there only through
     // /e2b/<token>, or at the root of a --e2b-port listener.
