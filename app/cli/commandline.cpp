@@ -69,6 +69,9 @@ const std::map<std::string, std::vector<OptionSpec>> &commandOptions()
             {"workspaces ls", {}},
             {"workspaces new", {{"directory", 0, true, false}}},
             {"workspaces rm", {{"purge", 0, false, false}}},
+            {"workspaces export", {}},
+            {"workspaces import", {{"name", 0, true, false}}},
+            {"workspaces where", {}},
     };
     return options;
 }
@@ -108,7 +111,7 @@ const std::map<std::string, std::vector<std::string>> &CommandLine::commands()
             {"languages", {}},
             {"mcp", {}},
             {"plugins", {}},
-            {"workspaces", {"ls", "new", "rm"}},
+            {"workspaces", {"ls", "new", "rm", "export", "import", "where"}},
     };
     return table;
 }

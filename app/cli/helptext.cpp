@@ -19,7 +19,7 @@ Commands:
   languages                         the languages the server can run, or why not
   mcp                               serve MCP (Model Context Protocol) on stdin/stdout
   plugins                           where the server looked for plugins, what it found
-  workspaces ls|new|rm              the server's workspaces
+  workspaces ls|new|rm|export|import|where  the server's workspaces, and moving one
 
 Options (anywhere on the line):
   --url URL            the server (default: $REPLHOST_URL, else <data dir>/server.json)
@@ -166,10 +166,20 @@ Plugins are found when the server starts: restart it after installing one.
         return R"(Usage: replhost-cli workspaces ls
        replhost-cli workspaces new NAME [--directory DIR]
        replhost-cli workspaces rm NAME [--purge]
+       replhost-cli workspaces export NAME > NAME.tar
+       replhost-cli workspaces import FILE [--name NAME]
+       replhost-cli workspaces where NAME
 
 Workspaces hold contexts, an env layer and a directory of files; --workspace NAME
 makes the other commands work in one. rm deletes a workspace with its contexts and
 history; --purge also deletes its directory.
+
+export writes a workspace as a tar archive (its directory, contexts, env layers,
+history and snapshots) to stdout; import makes a new workspace of one (FILE, or -
+for stdin), named as it was or NAME, on the server it reaches: that is how a
+workspace moves to another server. Its contexts come back dormant and restore on
+first use. where prints the server (X-Replhost-Instance) a request for NAME
+reaches: behind a router, the one that owns it.
 )";
     }
     return overview();

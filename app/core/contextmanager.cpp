@@ -167,15 +167,25 @@ Result<void> ContextManager::load()
     if (!workspaces)
         return workspaces.error();
     for (const auto &ws : *workspaces) {
-        auto rows = m_store->contexts(ws.id);
-        if (!rows)
-            return rows.error();
-        for (const auto &row : *rows) {
-            auto *context = new Context(this, row, ws.name, /*dormant=*/true);
-            connect(context, &Context::changed, this,
-                    [this, context] { announceChange(context); });
-            m_contexts.insert(row.id, context);
-        }
+        if (auto loaded = load(ws); !loaded)
+            return loaded;
+    }
+    return {};
+}
+
+Result<void> ContextManager::load(const storage::WorkspaceRecord &workspace)
+{
+    auto rows = m_store->contexts(workspace.id);
+    if (!rows)
+        return rows.error();
+    for (const auto &row : *rows) {
+        if (m_contexts.contains(row.id))
+            continue;
+        auto *context = new Context(this, row, workspace.name, /*dormant=*/true);
+        connect(context, &Context::changed, this,
+                [this, context] { announceChange(context); });
+        m_contexts.insert(row.id, context);
+        emit contextAdded(context->info());
     }
     return {};
 }

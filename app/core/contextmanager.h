@@ -112,6 +112,9 @@ public:
 
     // Loads the contexts kept in storage (their workers start on first use).
     Result<void> load();
+    // Loads the stored contexts of one workspace that are not loaded yet, dormant: those an
+    // import wrote (WorkspaceArchive::restore). Each is announced (contextAdded).
+    Result<void> load(const storage::WorkspaceRecord &workspace);
 
     Result<ContextInfo> create(const CreateContextRequest &request);
     Result<ContextInfo> get(const QString &workspace, const QString &id) const;

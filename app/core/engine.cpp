@@ -79,6 +79,11 @@ Engine::~Engine()
     m_plugins = nullptr;
 }
 
+void Engine::flushHistory()
+{
+    m_writer->flush();
+}
+
 QJsonObject Engine::databaseJson()
 {
     const storage::HistoryPruner::Totals totals = m_retention->totals();

@@ -48,6 +48,9 @@ public:
     // Whether workers can be sandboxed here, as found when the engine opened.
     const SandboxSupport &sandbox() const { return m_sandbox; }
     storage::Store &store() { return *m_store; }
+    // Waits until every queued history write is committed, so that this thread's store() sees
+    // every run that has ended (a workspace's export reads them).
+    void flushHistory();
     // The database's size and what retention has done since the engine opened:
     //   {"bytes", "free_bytes", "wal_bytes", "incremental_vacuum",
     //    "retention": {"passes", "outputs_pruned", "executions_deleted", "pages_reclaimed",

@@ -15,6 +15,7 @@
 #include "nativeapi.h"
 #include "opensandboxapi.h"
 #include "opensandboxexecdapi.h"
+#include "workspacearchiveapi.h"
 #include "workspaceroute.h"
 
 #include "core/engine.h"
@@ -72,6 +73,8 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
     m_native->registerRoutes(m_router);
     m_files->registerRoutes(m_router);
     m_commands->registerRoutes(m_router);
+    m_archives = std::make_unique<WorkspaceArchiveApi>(engine, m_config.limits.maxBodyBytes);
+    m_archives->registerRoutes(m_router);
     m_gate.acceptTokenInPath(E2bApi::capabilityPrefix());
     m_e2b->registerRoutes(m_router, E2bApi::capabilityPrefix() + QStringLiteral("/{token}"));
     m_e2b->registerRoutes(m_router, E2bApi::capabilityPrefix() + QStringLiteral("/{token}/workspaces/{ws}"));

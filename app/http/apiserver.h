@@ -35,6 +35,7 @@ class McpEndpoint;
 struct HttpRequest;
 class NativeApi;
 class OpenSandboxApi;
+class WorkspaceArchiveApi;
 
 // The HTTP face of an Engine: one listening socket on one address (GuardedTcpServer), every
 // request head checked by its ConnectionGuard and passed through the SecurityGate before its
@@ -93,6 +94,7 @@ private:
     std::unique_ptr<E2bApi> m_e2b;
     std::unique_ptr<OpenSandboxApi> m_openSandbox;  // absent on an E2B-only listener
     std::unique_ptr<McpEndpoint> m_mcp;             // absent on an E2B-only listener
+    std::unique_ptr<WorkspaceArchiveApi> m_archives; // absent on an E2B-only listener
     // Shared with the exchanges' observers, which may answer after the server is gone.
     std::shared_ptr<HttpMetrics> m_httpMetrics;
     // A child of this object, deleted first in the destructor: its connections' exchanges and

@@ -154,6 +154,7 @@ private slots:
     void jsonOutputParses_data();
     void jsonOutputParses();
     void workspaceOptionScopesCommands();
+    void workspacesMoveToAnotherServerByExportAndImport();
 
     void serverWritesAndRemovesItsUrlFile();
     void discoveryFollowsTheServersDataDirRule_data();
@@ -1060,6 +1061,7 @@ void tst_Cli::jsonOutputParses_data()
     QTest::newRow("contexts ls") << QStringList{"contexts", "ls"} << true;
     QTest::newRow("contexts new") << QStringList{"contexts", "new", "-l", "python"} << false;
     QTest::newRow("workspaces ls") << QStringList{"workspaces", "ls"} << true;
+    QTest::newRow("workspaces where") << QStringList{"workspaces", "where", "default"} << false;
     QTest::newRow("env show") << QStringList{"env", "show"} << false;
     QTest::newRow("env set") << QStringList{"env", "set", "--context", "%CTX%", "A=1"} << false;
     QTest::newRow("files ls") << QStringList{"files", "ls"} << false;
@@ -1115,6 +1117,42 @@ void tst_Cli::workspaceOptionScopesCommands()
 
     QCOMPARE(cli({QStringLiteral("workspaces"), QStringLiteral("rm"), QStringLiteral("cli-ws")}).exitCode, 0);
     QVERIFY(!cli({QStringLiteral("workspaces"), QStringLiteral("ls")}).out.contains("\ncli-ws "));
+}
+
+void tst_Cli::workspacesMoveToAnotherServerByExportAndImport()
+{
+    REQUIRE_LANGUAGE(QStringLiteral("bash"));
+    ServerProcess other;
+    QVERIFY2(other.start({QStringLiteral("--instance-id"), QStringLiteral("other")}), qPrintable(other.error()));
+    const QStringList onOther{QStringLiteral("--url"), QStringLiteral("http://127.0.0.1:%1").arg(other.port()),
+                              QStringLiteral("--token"), QString::fromUtf8(other.token())};
+    QCOMPARE(cli({QStringLiteral("workspaces"), QStringLiteral("new"), QStringLiteral("leaving")}).exitCode, 0);
+    const QString id = newContext(QStringLiteral("bash"), {QStringLiteral("-w"), QStringLiteral("leaving")});
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(cli({QStringLiteral("-w"), QStringLiteral("leaving"), QStringLiteral("run"), QStringLiteral("--context"), id,
+                  QStringLiteral("N=42; echo kept > note.txt")}).exitCode,
+             0);
+
+    const CliRun exported = cli({QStringLiteral("workspaces"), QStringLiteral("export"), QStringLiteral("leaving")});
+    QVERIFY2(exported.exitCode == 0, qPrintable(exported.describe()));
+    QVERIFY(exported.out.size() > 1024);  // a tar archive: 512-byte blocks
+    // The name comes from the archive; "-" is stdin.
+    const CliRun imported = runCli(onOther + QStringList{QStringLiteral("workspaces"), QStringLiteral("import"), QStringLiteral("-")},
+                                   exported.out);
+    QVERIFY2(imported.exitCode == 0, qPrintable(imported.describe()));
+    QVERIFY2(imported.out.contains("imported leaving with 1 context(s) on other"), imported.out.constData());
+    const CliRun renamed = runCli(onOther + QStringList{QStringLiteral("--json"), QStringLiteral("workspaces"), QStringLiteral("import"),
+                                                         QStringLiteral("-"), QStringLiteral("--name"), QStringLiteral("copy")},
+                                  exported.out);
+    QCOMPARE(renamed.exitCode, 5);  // its context ids are on that server already: refused whole
+
+    const CliRun run = runCli(onOther + QStringList{QStringLiteral("-w"), QStringLiteral("leaving"), QStringLiteral("run"),
+                                                     QStringLiteral("--context"), id, QStringLiteral("echo $N $(cat note.txt)")});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.describe()));
+    QCOMPARE(run.out, QByteArray("42 kept\n"));
+    const CliRun where = runCli(onOther + QStringList{QStringLiteral("workspaces"), QStringLiteral("where"), QStringLiteral("leaving")});
+    QCOMPARE(where.out, QByteArray("other\n"));
+    QCOMPARE(cli({QStringLiteral("workspaces"), QStringLiteral("rm"), QStringLiteral("leaving"), QStringLiteral("--purge")}).exitCode, 0);
 }
 
 // --- Finding the server ---------------------------------------------------------------------

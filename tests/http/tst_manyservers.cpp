@@ -2,8 +2,8 @@
 // What one server does so that many can stand behind a router (docs/architecture.md, "Many
 // servers"): it names itself on every answer, shares a token read from a file, acts on the
 // workspace the X-Replhost-Workspace field names and refuses a request whose field and path
-// disagree, takes the router's id for an OpenSandbox create, and serves E2B per workspace. Real
-// replhost-server processes and a Poco client.
+// disagree, takes the router's id for an OpenSandbox create, serves E2B per workspace, and moves
+// a workspace to another server as an archive. Real replhost-server processes and a Poco client.
 
 #include "apiclient.h"
 #include "serverprocess.h"
@@ -27,6 +27,15 @@ Headers routedTo(const QByteArray &workspace)
     return {{"X-Replhost-Workspace", workspace}};
 }
 
+bool hasEvent(const QJsonObject &execution, const QString &type)
+{
+    for (const QJsonValue &event : execution.value(QStringLiteral("events")).toArray()) {
+        if (event.toObject().value(QStringLiteral("type")).toString() == type)
+            return true;
+    }
+    return false;
+}
+
 } // namespace
 
 class tst_ManyServers : public QObject {
@@ -44,6 +53,9 @@ private slots:
     void aCreateWhoseNameDisagreesWithTheFieldIsMisdirected();
     void anOpenSandboxCreateTakesTheIdItWasPlacedBy();
     void e2bRoutesOfANamedWorkspaceActOnIt();
+    void anArchiveMovesAWorkspaceWithItsState();
+    void anImportNeverReplacesAWorkspace();
+    void aBodyThatIsNotAnArchiveLeavesNothingBehind();
 
 private:
     ApiClient first() const { return ApiClient(m_first.port(), m_token); }
@@ -190,6 +202,53 @@ void tst_ManyServers::e2bRoutesOfANamedWorkspaceActOnIt()
         languages.append(context.toObject().value(QStringLiteral("language")).toString());
     QVERIFY2(languages.contains(QStringLiteral("bash")), qPrintable(languages.join(QLatin1Char(' '))));
     QCOMPARE(first().get(QStringLiteral("/e2b/%1/files?path=e2b.txt").arg(QString::fromUtf8(m_token))).status, 404);
+}
+
+void tst_ManyServers::anArchiveMovesAWorkspaceWithItsState()
+{
+    QCOMPARE(first().post(QStringLiteral("/v1/workspaces"), {{QStringLiteral("name"), QStringLiteral("moving")}}).status, 201);
+    const QString prefix = QStringLiteral("/v1/workspaces/moving");
+    QCOMPARE(first().patch(prefix + QStringLiteral("/env"), {{QStringLiteral("set"), QJsonObject{{QStringLiteral("LAYER"), QStringLiteral("kept")}}}}).status, 200);
+    const QString id = first().createContext(QStringLiteral("bash"), prefix);
+    QVERIFY(!id.isEmpty());
+    const QJsonObject made = first().runAndWait(id, QStringLiteral("mkdir -p sub && cd sub && V=7 && echo data > f.txt"), {}, prefix);
+    QCOMPARE(made.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+
+    const ApiClient::Response archive = first().get(prefix + QStringLiteral("/archive"));
+    QCOMPARE(archive.status, 200);
+    QCOMPARE(archive.header("Content-Type"), QByteArray("application/x-tar"));
+    const ApiClient::Response imported = second().request("PUT", prefix + QStringLiteral("/archive"), archive.body);
+    QVERIFY2(imported.status == 201, imported.body.constData());
+    QCOMPARE(imported.object().value(QStringLiteral("contexts")).toInt(), 1);
+
+    // The same context, dormant: its first run restores it, variable, cwd and env layer.
+    const ApiClient::Response context = second().get(prefix + QStringLiteral("/contexts/") + id);
+    QCOMPARE(context.status, 200);
+    QCOMPARE(context.object().value(QStringLiteral("state")).toString(), QStringLiteral("dormant"));
+    const QJsonObject run = second().runAndWait(id, QStringLiteral("echo $V $LAYER $(basename $PWD) $(cat f.txt)"), {}, prefix);
+    QCOMPARE(run.value(QStringLiteral("stdout")).toString(), QStringLiteral("7 kept sub data\n"));
+    QVERIFY(hasEvent(run, QStringLiteral("restored")));
+    const ApiClient::Response history = second().get(prefix + QStringLiteral("/contexts/%1/executions").arg(id));
+    QCOMPARE(history.status, 200);
+    QVERIFY(history.body.contains("echo data > f.txt"));
+}
+
+void tst_ManyServers::anImportNeverReplacesAWorkspace()
+{
+    const ApiClient::Response archive = first().get(QStringLiteral("/v1/workspaces/routed/archive"));
+    QCOMPARE(archive.status, 200);
+    QCOMPARE(first().request("PUT", QStringLiteral("/v1/workspaces/routed/archive"), archive.body).status, 409);
+    // Under another name on the same server its context ids are taken: refused, nothing left.
+    const ApiClient::Response renamed = first().request("PUT", QStringLiteral("/v1/workspaces/copy/archive"), archive.body);
+    QCOMPARE(renamed.status, 409);
+    QCOMPARE(first().get(QStringLiteral("/v1/workspaces/copy")).status, 404);
+}
+
+void tst_ManyServers::aBodyThatIsNotAnArchiveLeavesNothingBehind()
+{
+    const ApiClient::Response refused = second().request("PUT", QStringLiteral("/v1/workspaces/junk/archive"), "not a tar archive");
+    QCOMPARE(refused.status, 400);
+    QCOMPARE(second().get(QStringLiteral("/v1/workspaces/junk")).status, 404);
 }
 
 QTEST_GUILESS_MAIN(tst_ManyServers)
