@@ -10,6 +10,7 @@
 #include "workspaceroute.h"
 
 #include "core/engine.h"
+#include "core/envlayers.h"
 
 #include <QTcpSocket>
 #include <QDateTime>
@@ -171,6 +172,17 @@ void OpenSandboxLifecycleApi::create(const ExchangePtr &exchange)
     if (const std::optional<Error> error = OpenSandboxError::first(entrypoint, env, metadata, timeout)) {
         OpenSandboxError::send(*exchange, *error);
         return;
+    }
+
+    // A bad request is answered as such whatever this machine can make: the names are checked
+    // before the sandbox is.
+    for (auto it = env->cbegin(); it != env->cend(); ++it) {
+        if (!core::EnvLayers::isValidKey(it.key())) {
+            OpenSandboxError::send(*exchange, makeError(QStringLiteral("bad_request"),
+                                                        QStringLiteral("invalid environment variable name \"%1\"")
+                                                            .arg(it.key())));
+            return;
+        }
     }
 
     // What the sandbox is, checked whole before anything is made.
