@@ -33,48 +33,51 @@ constexpr qint64 kBatchBytes = 4 * 1024 * 1024;
 // HistoryWriter::kMaxHeldBytes is four batches, so the engine rarely waits while the writer
 // commits the batch before.
 
+// An end whose writes not yet in the log hold at most this many bytes is logged by
+// finishExecution() itself. Beyond it (a run that printed megabytes), encoding them would keep the
+// caller's thread busy for milliseconds: the writer commits them at once instead.
+constexpr qint64 kInlineLogBytes = 256 * 1024;
+
 } // namespace
 
 class HistoryWriter::Private {
 public:
     void enqueue(Write write, qint64 heldBytes = 0);
+    bool finish(FinishExecution finish);
     void run();
-    // Appends the pending writes not yet in the log to it: true when they are in it.
-    bool logPending();
-    // Commits everything pending to SQLite and empties the log.
-    void commitPending();
-    // Applies the writes of the log that the database does not hold yet (at open).
-    Result<void> replayLog();
+    // Applies the writes of the logs that the database does not hold yet (at open).
+    Result<void> replayLogs();
     // Writes `batch` in one transaction, recording `logSeq` (if not 0) as applied in it. False
     // when the transaction failed as a whole (the database is as it was).
     bool writeBatch(const std::vector<Write> &batch, quint64 logSeq);
-    void announce(const std::vector<Write> &batch, std::size_t from);
+    // Tells the listener of the ends in `batch` that finishExecution() did not report durable.
+    void announce(const std::vector<Write> &batch);
     Result<void> apply(const Write &write);
     bool batchFull() const
     {
-        return queue.size() + pendingCount >= kBatchSize || queueBytes + inFlightBytes >= kBatchBytes;
+        return queue.size() >= kBatchSize || queueBytes + inFlightBytes >= kBatchBytes;
     }
     void recordFailure(const QString &message);
 
+    // One of the two pending logs. Callers append to logs[current], under the mutex; the writer
+    // switches `current` when it takes the queue, commits what the other one holds and empties
+    // it, without the mutex: between two switches each file has one user.
+    struct Log {
+        std::optional<PendingLog> file;
+        quint64 lastSeq = 0;  // of the last record appended since the file was last taken
+        bool usable = true;   // false after a failed append or clear, until it is emptied
+        bool dirty = false;   // may hold records (or part of one) to clear after their commit
+    };
+
     // Opened on the caller's thread by open(), then used only by `thread` (and destroyed after it
-    // has been joined), so neither is ever used from two threads at once.
+    // has been joined), so it is never used from two threads at once.
     std::unique_ptr<Store> store;
-    std::optional<PendingLog> log;
     std::chrono::milliseconds interval{0};  // constant after open()
     std::thread thread;
 
     // Held while the listener runs, so replacing it waits for a call in progress.
     std::mutex listenerMutex;
     CommitListener listener;
-
-    // Used only by the writer's thread: the writes taken from the queue and not yet committed.
-    // pending[0, loggedCount) are in the log (and their ends announced); logSeq is the sequence
-    // number of the log's last record, or of the last one the database applied.
-    std::vector<Write> pending;
-    std::size_t loggedCount = 0;
-    Clock::time_point pendingSince;  // when the oldest pending write was queued
-    quint64 logSeq = 0;
-    bool logDirty = false;  // the log may hold records (or part of one) to clear after a commit
 
     std::mutex mutex;
     std::condition_variable wake;       // for the writer: writes queued, a flush, or stop
@@ -88,9 +91,13 @@ public:
     quint64 doneCount = 0;
     quint64 flushTarget = 0;  // highest queuedCount a flush() waits for
     qint64 queueBytes = 0;     // held by the writes in queue
-    qint64 inFlightBytes = 0;  // held by the pending writes
-    std::size_t pendingCount = 0;  // pending.size(), for other threads
-    bool endQueued = false;    // queue holds an execution's end: make it durable without waiting
+    qint64 inFlightBytes = 0;  // held by the writes being committed
+    Log logs[2];
+    int current = 0;
+    quint64 logSeq = 0;                // of the last record appended to either log
+    std::size_t loggedWrites = 0;      // queue[0, loggedWrites) are in logs[current]
+    qint64 loggedBytes = 0;            // what those hold
+    bool unloggedEnd = false;          // queue holds an end the log did not take: commit now
     bool stopping = false;
     QString lastError;
 
@@ -118,106 +125,119 @@ void HistoryWriter::Private::enqueue(Write write, qint64 heldBytes)
         queue.push_back(std::move(write));
         ++queuedCount;
         queueBytes += heldBytes;
-        const bool firstEnd = !endQueued && std::holds_alternative<FinishExecution>(queue.back());
-        endQueued = endQueued || firstEnd;
         // The writer needs waking only to start its interval or to cut it short.
-        notify = queue.size() == 1 || (!wasFull && batchFull()) || firstEnd;
+        notify = queue.size() == 1 || (!wasFull && batchFull());
     }
     if (notify)
         wake.notify_one();
+}
+
+bool HistoryWriter::Private::finish(FinishExecution end)
+{
+    bool durable = false;
+    bool notify = false;
+    {
+        std::unique_lock lock(mutex);
+        if (queue.empty())
+            oldestQueuedAt = Clock::now();
+        queue.push_back(std::move(end));
+        ++queuedCount;
+        // What is queued up to this end goes to the log here, with one write(2): no thread
+        // hand-off stands between a run's end and its answer. The writer commits the same
+        // writes to SQLite when its interval is over.
+        Log &log = logs[current];
+        if (log.file && log.usable && queueBytes - loggedBytes <= kInlineLogBytes) {
+            const auto from = queue.begin() + qsizetype(loggedWrites);
+            materialize(from, queue.end());
+            const QByteArray payload = encodeWrites(from, queue.cend());
+            log.dirty = true;
+            if (auto r = log.file->append(logSeq + 1, payload); r) {
+                log.lastSeq = ++logSeq;
+                loggedWrites = queue.size();
+                loggedBytes = queueBytes;
+                std::get<FinishExecution>(queue.back()).reported = true;
+                durable = true;
+            } else {
+                log.usable = false;  // it may end in part of a record: emptied before reuse
+                lastError = r.error().message;
+            }
+        }
+        if (!durable)
+            unloggedEnd = true;
+        notify = queue.size() == 1 || !durable;
+    }
+    if (notify)
+        wake.notify_one();
+    return durable;
 }
 
 void HistoryWriter::Private::run()
 {
     std::unique_lock lock(mutex);
     for (;;) {
-        wake.wait(lock, [this] { return stopping || !queue.empty() || pendingCount > 0; });
-        if (queue.empty() && pendingCount == 0)
+        wake.wait(lock, [this] { return stopping || !queue.empty(); });
+        if (queue.empty())
             return;  // stopping, and everything queued is written
-        const Clock::time_point due = (pendingCount > 0 ? pendingSince : oldestQueuedAt) + interval;
+        const Clock::time_point due = oldestQueuedAt + interval;
         wake.wait_until(lock, due, [this] {
-            return stopping || endQueued || batchFull() || flushTarget > doneCount;
+            return stopping || unloggedEnd || batchFull() || flushTarget > doneCount;
         });
-        const bool commitNow = stopping || batchFull() || flushTarget > doneCount
-                || Clock::now() >= due;
-        const bool hasEnds = std::exchange(endQueued, false);
-        if (pending.empty() && !queue.empty())
-            pendingSince = oldestQueuedAt;
-        std::move(queue.begin(), queue.end(), std::back_inserter(pending));
-        queue.clear();
-        pendingCount = pending.size();
-        inFlightBytes += std::exchange(queueBytes, 0);
+        // Everything queued is taken, and the callers go on in the other log: the records of
+        // this one stand for exactly the writes taken, so once these are committed it can be
+        // emptied whatever is logged meanwhile.
+        std::vector<Write> batch;
+        batch.swap(queue);
+        Log &log = logs[current];
+        const quint64 batchSeq = std::exchange(log.lastSeq, 0);
+        current ^= 1;
+        loggedWrites = 0;
+        loggedBytes = 0;
+        unloggedEnd = false;
+        inFlightBytes = std::exchange(queueBytes, 0);
         lock.unlock();
 
-        // An end is what a client is told, so it must be durable before it is announced; the
-        // log makes it so at the cost of one write(2), and SQLite takes the pages of many runs
-        // at once when the interval is over. Only when the log fails does an end cost a commit.
-        if (!commitNow && hasEnds && logPending()) {
-            announce(pending, loggedCount);
-            loggedCount = pending.size();
-            lock.lock();
-            continue;
+        const bool committedBatch = writeBatch(batch, batchSeq);
+        // A transaction that failed as a whole leaves the log as it is, for a start after a
+        // crash to try again; the next commit of this log empties it.
+        if (log.file && log.dirty && committedBatch) {
+            if (auto r = log.file->clear(); r) {
+                log.dirty = false;
+                log.usable = true;
+            } else {
+                log.usable = false;
+                recordFailure(r.error().message);
+            }
         }
-        if (!commitNow && !hasEnds) {
-            lock.lock();
-            continue;
-        }
-        const std::size_t written = pending.size();
-        commitPending();
+        announce(batch);
+        const auto written = quint64(batch.size());
+        batch.clear();  // what the writes held is freed before their bytes are given back
+
         lock.lock();
         doneCount += written;
-        pendingCount = 0;
         inFlightBytes = 0;
         committed.notify_all();
     }
 }
 
-bool HistoryWriter::Private::logPending()
+Result<void> HistoryWriter::Private::replayLogs()
 {
-    if (!log)
-        return false;
-    const auto from = qsizetype(loggedCount);
-    materialize(pending.begin() + from, pending.end());
-    const QByteArray payload = encodeWrites(pending.cbegin() + from, pending.cend());
-    logDirty = true;
-    if (auto r = log->append(logSeq + 1, payload); !r) {
-        recordFailure(r.error().message);
-        return false;
+    std::vector<PendingLog::Record> records;
+    for (const Log &log : logs) {
+        auto read = log.file->read();
+        if (!read)
+            return read.error();
+        std::move(read->begin(), read->end(), std::back_inserter(records));
     }
-    ++logSeq;
-    return true;
-}
-
-void HistoryWriter::Private::commitPending()
-{
-    const bool committedBatch = writeBatch(pending, loggedCount > 0 ? logSeq : 0);
-    // What the log held is in the database now (or was refused by it write by write, which a
-    // replay would not change): it goes, so that the next crash has only newer records to
-    // replay. A transaction that failed as a whole leaves the log as it is, for a start after a
-    // crash to try again; the next batch that commits empties it.
-    if (log && logDirty && committedBatch) {
-        if (auto r = log->clear(); r)
-            logDirty = false;
-        else
-            recordFailure(r.error().message);
-    }
-    announce(pending, loggedCount);
-    pending.clear();  // what the writes held is freed before their bytes are given back
-    loggedCount = 0;
-}
-
-Result<void> HistoryWriter::Private::replayLog()
-{
-    auto records = log->read();
-    if (!records)
-        return records.error();
+    // Sequence numbers grow across both files: in their order, the writes are in queueing order.
+    std::sort(records.begin(), records.end(),
+              [](const PendingLog::Record &a, const PendingLog::Record &b) { return a.seq < b.seq; });
     auto applied = store->pendingLogApplied();
     if (!applied)
         return applied.error();
     logSeq = *applied;
     std::vector<Write> writes;
     quint64 lastSeq = 0;
-    for (const PendingLog::Record &record : *records) {
+    for (const PendingLog::Record &record : records) {
         logSeq = std::max(logSeq, record.seq);
         if (record.seq <= *applied)
             continue;  // committed before the crash that kept the log from being emptied
@@ -229,9 +249,11 @@ Result<void> HistoryWriter::Private::replayLog()
     }
     if (!writes.empty())
         writeBatch(writes, lastSeq);
-    if (!records->empty()) {
-        if (auto r = log->clear(); !r)
-            return r.error();
+    if (!records.empty()) {
+        for (Log &log : logs) {
+            if (auto r = log.file->clear(); !r)
+                return r.error();
+        }
     }
     return {};
 }
@@ -272,11 +294,11 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
         write);
 }
 
-void HistoryWriter::Private::announce(const std::vector<Write> &batch, std::size_t from)
+void HistoryWriter::Private::announce(const std::vector<Write> &batch)
 {
     QStringList ids;
-    for (std::size_t i = from; i < batch.size(); ++i) {
-        if (const auto *finish = std::get_if<FinishExecution>(&batch[i]))
+    for (const Write &write : batch) {
+        if (const auto *finish = std::get_if<FinishExecution>(&write); finish && !finish->reported)
             ids.append(finish->id);
     }
     if (ids.isEmpty())
@@ -397,11 +419,13 @@ Result<std::unique_ptr<HistoryWriter>> HistoryWriter::open(const QString &path,
     std::unique_ptr<HistoryWriter> writer(new HistoryWriter);
     Private *d = writer->d.get();
     d->store = std::move(*store);
-    auto log = PendingLog::open(path + QStringLiteral("-pending"));
-    if (!log)
-        return log.error();
-    d->log = std::move(*log);
-    if (auto r = d->replayLog(); !r)
+    for (int i = 0; i < 2; ++i) {
+        auto log = PendingLog::open(pendingLogPath(path, i));
+        if (!log)
+            return log.error();
+        d->logs[i].file = std::move(*log);
+    }
+    if (auto r = d->replayLogs(); !r)
         return r.error();
     d->interval = std::chrono::milliseconds(std::max(0, batchIntervalMs));
     try {
@@ -431,10 +455,15 @@ void HistoryWriter::appendEvent(const QString &executionId, int seq,
                heldBytes);
 }
 
-void HistoryWriter::finishExecution(const QString &id, const QString &status, qint64 durationMs,
+bool HistoryWriter::finishExecution(const QString &id, const QString &status, qint64 durationMs,
                                     qint64 outputBytes, bool truncated)
 {
-    d->enqueue(FinishExecution{id, status, durationMs, outputBytes, truncated});
+    return d->finish(FinishExecution{id, status, durationMs, outputBytes, truncated});
+}
+
+QString HistoryWriter::pendingLogPath(const QString &databasePath, int which)
+{
+    return databasePath + (which == 0 ? QStringLiteral("-pending") : QStringLiteral("-pending.1"));
 }
 
 void HistoryWriter::updateContextUsage(const QString &contextId, int executionCount,

@@ -13,21 +13,23 @@
 
 namespace replhost::storage {
 
-// Keeps persistence off the engine's thread: execution starts, events and ends are queued here
-// and written by one background thread with its own connection, in batches (group commit).
+// Keeps SQLite off the engine's thread: execution starts, events and ends are queued here and
+// written by one background thread with its own connection, in batches (group commit).
 //
 // Durability: an execution's end (finishExecution) is what clients are told, so it is made
-// durable as soon as the writer has it, without waiting for the interval: the writer appends
-// everything queued up to it (other runs' ends, their output, usage updates) to its PendingLog,
-// a file beside the database (`<path>-pending`), with one write(2), and then tells the commit
-// listener. SQLite commits the same writes when the interval is over, together with whatever
-// else came meanwhile, so a run costs its B-tree pages once per batch instead of once per run;
-// then the log is emptied. open() first applies what the log holds and the database does not
-// (the writes a crash kept from their commit), so after a crash nothing the listener was told
-// of is missing. Both files have SQLite's guarantee with WAL and synchronous=NORMAL: a write
-// survives a crash of the process at once, and a power loss once the kernel has written it
-// back (or SQLite has checkpointed); a crash never breaks consistency. Reads go through
-// Store, which sees a write once it is committed: flush() first where that matters.
+// durable before finishExecution() returns, on the caller's thread and without waiting for the
+// writer: everything queued up to it (other runs' ends, their output, usage updates) is appended
+// to a PendingLog, a file beside the database, with one write(2). SQLite commits the same writes
+// when the interval is over, together with whatever else came meanwhile, so a run costs its
+// B-tree pages once per batch instead of once per run. There are two logs, used in turn: when
+// the writer takes the queue to commit it, later ends go to the other one, and the taken one is
+// emptied once its writes are committed. open() first applies what the logs hold and the
+// database does not (the writes a crash kept from their commit), so after a crash nothing
+// finishExecution() reported durable is missing. Both files have SQLite's guarantee with WAL and
+// synchronous=NORMAL: a write survives a crash of the process at once, and a power loss once the
+// kernel has written it back (or SQLite has checkpointed); a crash never breaks consistency.
+// Reads go through Store, which sees a write once it is committed: flush() first where that
+// matters.
 //
 // Memory: the queue is bounded by the bytes of the events it holds (event JSON, or what
 // appendEvent's `heldBytes` says). A write that would go beyond the bound waits, in the calling
@@ -51,13 +53,19 @@ public:
 
     void insertExecution(const ExecutionRecord &execution);  // seq assigned by storage
     void appendEvent(const ExecutionEventRecord &event);
-    // The same, with the event's JSON made by `makeJson` on the writer's thread, so that the
-    // caller does not spend its own time serializing. `makeJson` must use only what it holds by
-    // value (implicitly shared Qt values are fine: the caller may change its own copies).
+    // The same, with the event's JSON made by `makeJson` only when it is needed: when the
+    // writes are logged (by finishExecution(), on its caller's thread) or committed (on the
+    // writer's), so that the caller of appendEvent does not spend its own time serializing.
+    // `makeJson` must use only what it holds by value (implicitly shared Qt values are fine: the
+    // caller may change its own copies) and must not call the writer.
     // `heldBytes`: about how much memory `makeJson` holds, counted against the queue's bound.
     void appendEvent(const QString &executionId, int seq, std::function<QByteArray()> makeJson,
                      qint64 heldBytes = 0);
-    void finishExecution(const QString &id, const QString &status, qint64 durationMs,
+    // True when the end is durable on return (in the pending log). False when the log could not
+    // take it (it failed, or the run's output not yet logged is too large to encode on the
+    // caller's thread): the writer then commits it to SQLite at once and tells the commit
+    // listener, which is how the caller learns that it is durable.
+    bool finishExecution(const QString &id, const QString &status, qint64 durationMs,
                          qint64 outputBytes, bool truncated);
     void updateContextUsage(const QString &contextId, int executionCount, const QString &cwd,
                             qint64 lastUsedAt);
@@ -69,9 +77,9 @@ public:
     // Blocks until everything queued before the call is committed.
     void flush();
 
-    // Called on the writer's thread once writes that include execution ends are durable (in
-    // the pending log, or committed when the log cannot take them), with the ids of those
-    // executions, in the order their ends were queued; before flush() waiters are released, so a
+    // Called on the writer's thread once writes that include execution ends for which
+    // finishExecution() returned false are committed, with the ids of those executions, in the
+    // order their ends were queued; before flush() waiters are released, so a
     // flush() returns only after the listener has been called for every end it waited for.
     // Called whether the writes were kept or failed (see failedWrites(): a client is never left
     // waiting because the disk refused a write). The listener must not call back into the
@@ -88,6 +96,9 @@ public:
 
     qint64 failedWrites() const;
     QString lastError() const;
+
+    // The files of the two pending logs (`which` 0 or 1) of the database at `databasePath`.
+    static QString pendingLogPath(const QString &databasePath, int which);
 
 private:
     HistoryWriter();

@@ -24,9 +24,23 @@ CommitBarrier::~CommitBarrier()
     m_writer->setCommitListener({});
 }
 
-void CommitBarrier::hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs)
+void CommitBarrier::hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs,
+                         bool durable)
 {
     m_held.insert(execution->id(), Held{execution, done, durationMs});
+    if (!durable)
+        return;
+    // Not released here: the context that concludes a run goes on with its bookkeeping (its
+    // state, the next queued run) before anyone hears that the run ended, as for a release that
+    // comes from the writer. A call queued to this thread costs no thread switch.
+    if (m_durable.isEmpty())
+        QMetaObject::invokeMethod(this, &CommitBarrier::releaseDurable, Qt::QueuedConnection);
+    m_durable.append(execution->id());
+}
+
+void CommitBarrier::releaseDurable()
+{
+    release(std::exchange(m_durable, {}));
 }
 
 void CommitBarrier::releaseCommitted()

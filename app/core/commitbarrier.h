@@ -25,10 +25,13 @@ using ExecutionPtr = std::shared_ptr<Execution>;
 // its context's usage survive a crash (in its pending log, or committed). Output events are not
 // held: a stream shows them as they come.
 //
-// The context queues the execution's end with the writer (HistoryWriter::finishExecution) and
-// hands the done to hold(); the writer logs it at once (its listener below runs on the writer's
-// thread and posts the ids to this object's thread), and then the done is added to the
-// Execution and `released` is called. The engine thread never waits for the disk.
+// The context queues the execution's end with the writer (HistoryWriter::finishExecution), which
+// logs it before it returns in the common case, and hands the done to hold() with what the writer
+// said. A durable end is released at the next turn of this thread's event loop, as a client
+// would have seen it anyway; one the log could not take is released once the writer has
+// committed it (its listener runs on the writer's thread and posts the ids to this object's
+// thread). Then the done is added to the Execution and `released` is called. The engine thread
+// never waits for SQLite.
 //
 // Threading: lives in the engine thread; hold() and releaseCommitted() are called there. The
 // writer must outlive this object (the destructor detaches its listener).
@@ -40,9 +43,11 @@ public:
                   std::function<void(const ExecutionPtr &)> released, QObject *parent = nullptr);
     ~CommitBarrier() override;
 
-    // `execution` ends with `done` (taking `durationMs` as its duration) when the writer has
-    // made its end durable. Call after queueing the end with the writer.
-    void hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs);
+    // `execution` ends with `done` (taking `durationMs` as its duration) once the writer has
+    // made its end durable: at the next loop turn when `durable` (finishExecution's answer), else
+    // when the writer announces its commit. Call after queueing the end with the writer.
+    void hold(const ExecutionPtr &execution, const sdk::Event &done, qint64 durationMs,
+              bool durable);
     // After HistoryWriter::flush(): releases now, without the event loop, what the writer has
     // made durable (at exit, when the loop may not turn again).
     void releaseCommitted();
@@ -52,6 +57,7 @@ public:
 
 private:
     void release(const QStringList &executionIds);
+    void releaseDurable();
 
     struct Held {
         ExecutionPtr execution;
@@ -61,6 +67,7 @@ private:
     storage::HistoryWriter *m_writer;
     std::function<void(const ExecutionPtr &)> m_released;
     QHash<QString, Held> m_held;
+    QStringList m_durable;  // held ends that are durable, released at the next loop turn
 };
 
 } // namespace replhost::core

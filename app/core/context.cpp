@@ -864,13 +864,13 @@ void Context::conclude(const ExecutionPtr &execution, const Event &done, qint64 
                        bool truncated)
 {
     // The done is recorded now and announced once durable (CommitBarrier): the writer logs an
-    // end as soon as it has it, together with everything queued before it.
+    // end before it returns, together with everything queued before it.
     const qint64 durationMs = execution->startedAt().msecsTo(QDateTime::currentDateTimeUtc());
     record(execution, done);
-    m_manager->m_writer->finishExecution(execution->id(),
-                                         done.fields.value(QLatin1String("status")).toString(),
-                                         durationMs, outputBytes, truncated);
-    m_manager->m_completions->hold(execution, done, durationMs);
+    const bool durable = m_manager->m_writer->finishExecution(
+            execution->id(), done.fields.value(QLatin1String("status")).toString(), durationMs,
+            outputBytes, truncated);
+    m_manager->m_completions->hold(execution, done, durationMs, durable);
 }
 
 void Context::onSessionEvent(const Event &event)

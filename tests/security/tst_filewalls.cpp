@@ -398,6 +398,7 @@ void tst_FileWalls::dataDirectoryDatabaseWalAndTokenArePrivate()
     QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-wal"))), 0600);
     QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-shm"))), 0600);
     QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-pending"))), 0600);
+    QCOMPARE(modeOf(data.filePath(QStringLiteral("replhost.db-pending.1"))), 0600);
     QCOMPARE(modeOf(data.filePath(QStringLiteral("token"))), 0600);
     QCOMPARE(modeOf(m_root), 0700);
     // What the server writes for a client too.
