@@ -64,15 +64,6 @@ QString stdoutOf(const QJsonObject &execution)
     return execution.value(QStringLiteral("stdout")).toString();
 }
 
-bool hasEvent(const QJsonObject &execution, const QString &type)
-{
-    for (const QJsonValue &event : execution.value(QStringLiteral("events")).toArray()) {
-        if (event.toObject().value(QStringLiteral("type")).toString() == type)
-            return true;
-    }
-    return false;
-}
-
 } // namespace
 
 class tst_ScaleOut : public QObject {
@@ -435,7 +426,7 @@ void tst_ScaleOut::aRestartedInstanceRestoresItsContexts()
         QVERIFY2(run.status == 200, run.body.constData());
         QCOMPARE(instanceOf(run), it.value());
         QCOMPARE(stdoutOf(run.object()), QStringLiteral("%1\n").arg(name.mid(2).toInt()));
-        QVERIFY2(hasEvent(run.object(), QStringLiteral("restored")), run.body.constData());
+        QVERIFY2(ApiClient::hasEvent(run.object(), QStringLiteral("restored")), run.body.constData());
         ++restored;
     }
     QVERIFY(restored > 0);

@@ -11,6 +11,7 @@
 #include <Poco/StreamCopier.h>
 
 #include <QDeadlineTimer>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QDebug>
 #include <QRegularExpression>
@@ -249,6 +250,15 @@ bool ApiClient::waitForContextState(const QString &contextId, const QString &sta
 QString ApiClient::resultText(const QJsonObject &execution)
 {
     return execution.value(QStringLiteral("result")).toObject().value(QStringLiteral("text/plain")).toString();
+}
+
+bool ApiClient::hasEvent(const QJsonObject &execution, const QString &type)
+{
+    for (const QJsonValue &event : execution.value(QStringLiteral("events")).toArray()) {
+        if (event.toObject().value(QStringLiteral("type")).toString() == type)
+            return true;
+    }
+    return false;
 }
 
 RawConnection::RawConnection(quint16 port)

@@ -85,6 +85,8 @@ public:
                              const QString &prefix = QStringLiteral("/v1")) const;
     // The text/plain of an execution document's result.
     static QString resultText(const QJsonObject &execution);
+    // Whether an execution document's events include one of `type`.
+    static bool hasEvent(const QJsonObject &execution, const QString &type);
 
     quint16 port() const { return m_port; }
     QByteArray token() const { return m_token; }

@@ -27,15 +27,6 @@ Headers routedTo(const QByteArray &workspace)
     return {{"X-Replhost-Workspace", workspace}};
 }
 
-bool hasEvent(const QJsonObject &execution, const QString &type)
-{
-    for (const QJsonValue &event : execution.value(QStringLiteral("events")).toArray()) {
-        if (event.toObject().value(QStringLiteral("type")).toString() == type)
-            return true;
-    }
-    return false;
-}
-
 } // namespace
 
 class tst_ManyServers : public QObject {
@@ -227,7 +218,7 @@ void tst_ManyServers::anArchiveMovesAWorkspaceWithItsState()
     QCOMPARE(context.object().value(QStringLiteral("state")).toString(), QStringLiteral("dormant"));
     const QJsonObject run = second().runAndWait(id, QStringLiteral("echo $V $LAYER $(basename $PWD) $(cat f.txt)"), {}, prefix);
     QCOMPARE(run.value(QStringLiteral("stdout")).toString(), QStringLiteral("7 kept sub data\n"));
-    QVERIFY(hasEvent(run, QStringLiteral("restored")));
+    QVERIFY(ApiClient::hasEvent(run, QStringLiteral("restored")));
     const ApiClient::Response history = second().get(prefix + QStringLiteral("/contexts/%1/executions").arg(id));
     QCOMPARE(history.status, 200);
     QVERIFY(history.body.contains("echo data > f.txt"));
