@@ -18,16 +18,25 @@ TIMEOUT = 120
 PROMPT = r"In \[\d+\]: "
 
 
+def expect_prompt(console, after):
+    """Waits for the next prompt; on a timeout ends with what the console showed meanwhile
+    (the kernel's own stderr goes there too), so that a hang says where it was."""
+    try:
+        console.expect(PROMPT)
+    except pexpect.TIMEOUT:
+        sys.exit("no prompt within %d s %s; the console showed: %r" % (TIMEOUT, after, console.before))
+
+
 def main():
     kernel, cells = sys.argv[1], sys.argv[2:]
     console = pexpect.spawn("jupyter", ["console", "--kernel", kernel, "--simple-prompt", "--no-confirm-exit"],
                             encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 200))
-    console.expect(PROMPT)
+    expect_prompt(console, "after the start")
     banner = console.before
     outputs = []
     for cell in cells:
         console.sendline(cell)
-        console.expect(PROMPT)
+        expect_prompt(console, "after %r" % cell)
         # What follows the echoed cell, with the terminal's line ends made plain.
         printed = console.before.replace("\r\n", "\n")
         outputs.append(printed[printed.find("\n") + 1:] if "\n" in printed else "")
