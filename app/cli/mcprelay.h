@@ -5,8 +5,12 @@
 
 #include <condition_variable>
 #include <iosfwd>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+
+namespace Poco::Net { class HTTPClientSession; }
 
 namespace replhost::cli {
 
@@ -19,7 +23,11 @@ namespace replhost::cli {
 // initialize is relayed alone and first; its answer's Mcp-Session-Id and protocol revision go
 // with every later message. Other messages are relayed concurrently, each on its own
 // connection, so a notifications/cancelled reaches the server while the run it cancels is still
-// being answered. When the server cannot be reached or refuses a request without a JSON-RPC
+// being answered. A message of a stateless revision (2026-07-28: its params._meta names the
+// revision) goes without the session, with the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+// headers its body mirrors; a notifications/cancelled for such a request is not relayed but
+// closes the request's connection, which is how Streamable HTTP cancels it, and nothing more is
+// written for that request. When the server cannot be reached or refuses a request without a JSON-RPC
 // answer (401, 403), the request gets a JSON-RPC error with its own id, saying why.
 //
 // At the end of stdin the relay waits for the answers still coming, then returns. The server
@@ -41,6 +49,8 @@ public:
 
 private:
     void relay(const std::string &message);
+    // Closes the connection of the stateless request `id` (JSON text); false when none is open.
+    bool cancelStateless(const std::string &id);
     void write(const std::string &message);
     void writeError(const std::string &id, const std::string &text);
 
@@ -57,6 +67,12 @@ private:
     std::string m_session;
     std::string m_version;
     int m_inFlight = 0;
+    // Stateless requests being answered, by id as JSON text.
+    struct Open {
+        std::shared_ptr<Poco::Net::HTTPClientSession> connection;
+        bool cancelled = false;
+    };
+    std::map<std::string, Open> m_stateless;
 };
 
 } // namespace replhost::cli

@@ -4,6 +4,8 @@
 #include "httpexchange.h"
 #include "mcpmessage.h"
 
+#include <QTcpSocket>
+
 namespace replhost::http {
 
 McpAnswer::McpAnswer(std::shared_ptr<HttpExchange> exchange, bool streamable, int keepAliveMs,
@@ -56,7 +58,7 @@ void McpAnswer::notify(const QJsonObject &notification)
         m_keepAlive.start();  // quiet from now on
 }
 
-void McpAnswer::respond(const QJsonObject &response)
+void McpAnswer::respond(const QJsonObject &response, int status)
 {
     if (m_done)
         return;
@@ -66,8 +68,26 @@ void McpAnswer::respond(const QJsonObject &response)
         return;
     }
     m_done = true;
-    m_exchange->send(200, QByteArrayLiteral("application/json"), McpMessage::compact(response));
+    m_exchange->send(status, QByteArrayLiteral("application/json"), McpMessage::compact(response));
     m_lease.reset();
+}
+
+void McpAnswer::cancelWhenClientLeaves(const McpCallPtr &call)
+{
+    const std::weak_ptr<McpCall> weak = call;
+    const auto left = [this, weak] {
+        if (m_done)
+            return;
+        if (const McpCallPtr open = weak.lock())
+            open->cancel();
+    };
+    QTcpSocket *socket = m_exchange->socket();
+    if (!socket || !m_exchange->isConnected()) {
+        left();
+        return;
+    }
+    connect(socket, &QAbstractSocket::disconnected, this, left);
+    connect(socket, &QObject::destroyed, this, left);
 }
 
 void McpAnswer::abandon()

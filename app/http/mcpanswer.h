@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "mcpcall.h"
 #include "streamlimiter.h"
 
 #include <QJsonObject>
@@ -20,7 +21,7 @@ class HttpExchange;
 // the first notification, so a request that sends none is answered as JSON all the same.
 //
 // A client that leaves only ends the answer: under revisions 2025-03-26 to 2025-11-25 a
-// disconnection is not a cancellation.
+// disconnection is not a cancellation; since 2026-07-28 it is (cancelWhenClientLeaves()).
 //
 // Ownership: shared by the code answering the request; keeps the exchange until it answered.
 // Threading: the engine thread.
@@ -35,8 +36,12 @@ public:
 
     // A notification on the stream (nothing when the answer cannot stream or has ended).
     void notify(const QJsonObject &notification);
-    // The response, which ends the answer.
-    void respond(const QJsonObject &response);
+    // The response, which ends the answer; `status` is the HTTP status of a JSON answer (a
+    // stream has begun with 200).
+    void respond(const QJsonObject &response, int status = 200);
+    // The client closing its connection before the answer cancels `call` (the stateless
+    // revisions' cancellation over HTTP).
+    void cancelWhenClientLeaves(const McpCallPtr &call);
     // Ends the answer without a response (the request was cancelled): an open stream ends; a
     // JSON answer becomes 202 with no body.
     void abandon();

@@ -3,7 +3,12 @@
 
 #include "mcpfiles.h"
 #include "mcpmessage.h"
+#include "mcprequestmeta.h"
 #include "mcptools.h"
+
+#include <QJsonArray>
+
+#include <optional>
 
 #include "core/engine.h"
 
@@ -23,6 +28,43 @@ QString McpDispatcher::negotiate(const QString &requested)
     return McpMessage::isSupportedVersion(requested) ? requested : McpMessage::supportedVersions().first();
 }
 
+namespace {
+
+QJsonObject serverInfo()
+{
+    return {{QStringLiteral("name"), QStringLiteral("replhost")},
+            {QStringLiteral("title"), QStringLiteral("replhost code contexts")},
+            {QStringLiteral("version"), core::Engine::appVersion()}};
+}
+
+QString instructions()
+{
+    return QStringLiteral("replhost runs code in persistent contexts: live interpreters (Python, JavaScript, "
+                          "Bash, Perl, Java, Go, …) whose state carries over from one run_code call to the "
+                          "next. Call run_code with a language to use that language's default context, or "
+                          "create_context for a context of your own. interrupt stops a run and keeps the "
+                          "state; restart_context starts the context afresh.");
+}
+
+// How long a client may keep a result of a stateless revision, and who may share it. What
+// depends only on this server's version is the same for every client for as long as the
+// process runs; files change under code at any moment, and are one workspace's.
+struct CacheHint {
+    qint64 ttlMs;
+    const char *scope;
+};
+std::optional<CacheHint> cacheHintFor(const QString &method)
+{
+    if (method == QLatin1String("server/discover") || method == QLatin1String("tools/list")
+        || method == QLatin1String("resources/templates/list"))
+        return CacheHint{3600000, "public"};
+    if (method == QLatin1String("resources/list") || method == QLatin1String("resources/read"))
+        return CacheHint{0, "private"};
+    return std::nullopt;
+}
+
+} // namespace
+
 QJsonObject McpDispatcher::initializeResult(const QString &version) const
 {
     return {{QStringLiteral("protocolVersion"), version},
@@ -30,16 +72,41 @@ QJsonObject McpDispatcher::initializeResult(const QString &version) const
              QJsonObject{{QStringLiteral("tools"), QJsonObject{{QStringLiteral("listChanged"), false}}},
                          {QStringLiteral("resources"), QJsonObject{{QStringLiteral("listChanged"), false},
                                                                    {QStringLiteral("subscribe"), false}}}}},
-            {QStringLiteral("serverInfo"),
-             QJsonObject{{QStringLiteral("name"), QStringLiteral("replhost")},
-                         {QStringLiteral("title"), QStringLiteral("replhost code contexts")},
-                         {QStringLiteral("version"), core::Engine::appVersion()}}},
-            {QStringLiteral("instructions"),
-             QStringLiteral("replhost runs code in persistent contexts: live interpreters (Python, JavaScript, "
-                            "Bash, Perl, Java, Go, …) whose state carries over from one run_code call to the "
-                            "next. Call run_code with a language to use that language's default context, or "
-                            "create_context for a context of your own. interrupt stops a run and keeps the "
-                            "state; restart_context starts the context afresh.")}};
+            {QStringLiteral("serverInfo"), serverInfo()},
+            {QStringLiteral("instructions"), instructions()}};
+}
+
+QJsonObject McpDispatcher::discoverResult() const
+{
+    // Lists and resources do not change while the server runs, so nothing is offered to
+    // subscribe to (subscriptions/listen is not served).
+    return {{QStringLiteral("supportedVersions"), QJsonArray::fromStringList(McpMessage::allVersions())},
+            {QStringLiteral("capabilities"),
+             QJsonObject{{QStringLiteral("tools"), QJsonObject{}}, {QStringLiteral("resources"), QJsonObject{}}}},
+            {QStringLiteral("instructions"), instructions()}};
+}
+
+QJsonObject McpDispatcher::asStateless(QJsonObject response, const QString &method)
+{
+    if (response.contains(QLatin1String("error"))) {
+        QJsonObject error = response.value(QLatin1String("error")).toObject();
+        if (error.value(QLatin1String("code")).toInt() == McpMessage::kResourceNotFound) {
+            error.insert(QStringLiteral("code"), McpMessage::kInvalidParams);
+            response.insert(QStringLiteral("error"), error);
+        }
+        return response;
+    }
+    QJsonObject result = response.value(QLatin1String("result")).toObject();
+    result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
+    QJsonObject meta = result.value(QLatin1String("_meta")).toObject();
+    meta.insert(QLatin1String(McpRequestMeta::kServerInfo), serverInfo());
+    result.insert(QStringLiteral("_meta"), meta);
+    if (const std::optional<CacheHint> hint = cacheHintFor(method)) {
+        result.insert(QStringLiteral("ttlMs"), hint->ttlMs);
+        result.insert(QStringLiteral("cacheScope"), QLatin1String(hint->scope));
+    }
+    response.insert(QStringLiteral("result"), result);
+    return response;
 }
 
 void McpDispatcher::handle(const QJsonObject &request, const QString &version, const McpCallPtr &call,
@@ -48,11 +115,22 @@ void McpDispatcher::handle(const QJsonObject &request, const QString &version, c
     const QJsonValue id = request.value(QLatin1String("id"));
     const QString method = request.value(QLatin1String("method")).toString();
     const QJsonObject params = request.value(QLatin1String("params")).toObject();
+    const bool stateless = McpMessage::isStatelessVersion(version);
+    if (stateless) {
+        respond = [method, respond = std::move(respond)](const QJsonObject &response) {
+            respond(McpDispatcher::asStateless(response, method));
+        };
+    }
     const auto invalidParams = [&](const QString &why) {
         respond(McpMessage::error(id, McpMessage::kInvalidParams, why));
     };
 
-    if (method == QLatin1String("initialize")) {
+    if (method == QLatin1String("server/discover")) {
+        respond(McpMessage::result(id, discoverResult()));
+        return;
+    }
+    // Both belong to the handshake revisions; the stateless ones removed them.
+    if (method == QLatin1String("initialize") && !stateless) {
         const QJsonValue requested = params.value(QLatin1String("protocolVersion"));
         if (!requested.isString()) {
             invalidParams(QStringLiteral("initialize needs params.protocolVersion, a string such as \"%1\"")
@@ -62,7 +140,7 @@ void McpDispatcher::handle(const QJsonObject &request, const QString &version, c
         respond(McpMessage::result(id, initializeResult(negotiate(requested.toString()))));
         return;
     }
-    if (method == QLatin1String("ping")) {
+    if (method == QLatin1String("ping") && !stateless) {
         respond(McpMessage::result(id, {}));
         return;
     }
@@ -107,7 +185,6 @@ void McpDispatcher::handle(const QJsonObject &request, const QString &version, c
         respond(McpMessage::result(id, McpFiles::resourceTemplates()));
         return;
     }
-    Q_UNUSED(version);
     respond(McpMessage::error(id, McpMessage::kMethodNotFound,
                               QStringLiteral("method '%1' is not one this server has").arg(method)));
 }

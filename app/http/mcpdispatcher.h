@@ -18,9 +18,15 @@ class McpTools;
 
 // The methods of the Model Context Protocol this server answers, whatever the transport:
 // initialize (the revision negotiated as the spec says: the client's when supported, else the
-// newest), ping, tools/list and tools/call (McpTools), resources/list, resources/read and
-// resources/templates/list (McpFiles: the workspaces' files). A request it does not know is answered
-// with JSON-RPC's "method not found", malformed params with "invalid params".
+// newest), ping, server/discover, tools/list and tools/call (McpTools), resources/list,
+// resources/read and resources/templates/list (McpFiles: the workspaces' files). A request it
+// does not know is answered with JSON-RPC's "method not found", malformed params with "invalid
+// params".
+//
+// Under a stateless revision (2026-07-28; McpRequestMeta checked the request) there is no
+// initialize and no ping; every result says `resultType: "complete"` and names the server in
+// its _meta, the cacheable ones carry `ttlMs` and `cacheScope`, and a missing resource is
+// "invalid params" instead of the handshake revisions' -32002.
 //
 // Ownership: the engine must outlive this object. Threading: the engine's thread.
 class McpDispatcher {
@@ -39,6 +45,9 @@ public:
 
 private:
     QJsonObject initializeResult(const QString &version) const;
+    QJsonObject discoverResult() const;
+    // `response` as a stateless revision has it (see above), for a request of `method`.
+    static QJsonObject asStateless(QJsonObject response, const QString &method);
 
     std::unique_ptr<McpFiles> m_files;
     std::unique_ptr<McpTools> m_tools;

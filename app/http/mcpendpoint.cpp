@@ -5,6 +5,7 @@
 #include "mcpanswer.h"
 #include "mcpdispatcher.h"
 #include "mcpmessage.h"
+#include "mcprequestmeta.h"
 #include "router.h"
 #include "streamlimiter.h"
 #include "workspaceroute.h"
@@ -105,6 +106,26 @@ void McpEndpoint::post(const ExchangePtr &exchange)
         return;
     }
 
+    QJsonParseError parseError;
+    const QJsonDocument document = QJsonDocument::fromJson(http.body, &parseError);
+    const QString headerVersion = QString::fromLatin1(http.header("mcp-protocol-version").trimmed());
+    // A request of a stateless revision has no session: whatever Mcp-Session-Id says is ignored.
+    if (document.isObject() && McpRequestMeta::isStateless(document.object(), headerVersion)) {
+        const QJsonObject message = document.object();
+        if (McpMessage::classify(message) == McpMessage::Kind::Request) {
+            if (const std::optional<McpRequestMeta::Refusal> refusal = McpRequestMeta::check(message, &http)) {
+                sendRpcError(*exchange, refusal->httpStatus, message.value(QLatin1String("id")), refusal->code,
+                             refusal->message, refusal->data);
+                return;
+            }
+        }
+        // A notification needs nothing: over HTTP a stateless client cancels by closing the
+        // request's connection.
+        single(exchange, inRoutedWorkspace(message, WorkspaceRoute::ofHeader(http)), {},
+               McpRequestMeta::version(message).value_or(McpMessage::statelessVersions().first()), acceptsStream);
+        return;
+    }
+
     const QString session = QString::fromLatin1(http.header("mcp-session-id").trimmed());
     QString version;
     if (!session.isEmpty()) {
@@ -117,9 +138,9 @@ void McpEndpoint::post(const ExchangePtr &exchange)
             return;
         }
     }
-    const QString headerVersion = QString::fromLatin1(http.header("mcp-protocol-version").trimmed());
     if (!headerVersion.isEmpty()) {
-        if (!McpMessage::isSupportedVersion(headerVersion)) {
+        // (A stateless revision gets here only with a batch, which batch() refuses.)
+        if (!McpMessage::isSupportedVersion(headerVersion) && !McpMessage::isStatelessVersion(headerVersion)) {
             sendRpcError(*exchange, 400, QJsonValue(), McpMessage::kInvalidRequest,
                          QStringLiteral("MCP-Protocol-Version %1 is not one this server speaks (%2)")
                                  .arg(headerVersion, McpMessage::supportedVersions().join(QStringLiteral(", "))),
@@ -138,8 +159,6 @@ void McpEndpoint::post(const ExchangePtr &exchange)
     if (version.isEmpty())
         version = McpMessage::assumedVersion();
 
-    QJsonParseError parseError;
-    const QJsonDocument document = QJsonDocument::fromJson(http.body, &parseError);
     // QJsonDocument (Qt 6.4) reads objects and arrays only: a bare scalar is JSON all the same,
     // just not a message.
     if (parseError.error != QJsonParseError::NoError
@@ -159,7 +178,13 @@ void McpEndpoint::post(const ExchangePtr &exchange)
         batch(exchange, document.array(), session, version);
         return;
     }
-    const QJsonObject message = inRoutedWorkspace(document.object(), WorkspaceRoute::ofHeader(http));
+    single(exchange, inRoutedWorkspace(document.object(), WorkspaceRoute::ofHeader(http)), session, version,
+           acceptsStream);
+}
+
+void McpEndpoint::single(const ExchangePtr &exchange, const QJsonObject &message, const QString &session,
+                         const QString &version, bool acceptsStream)
+{
     QString why;
     switch (McpMessage::classify(message, &why)) {
     case McpMessage::Kind::Invalid: {
@@ -235,15 +260,26 @@ void McpEndpoint::request(const ExchangePtr &exchange, const QJsonObject &messag
     });
     if (!session.isEmpty())
         m_inFlight->insert(key, call);
+    const bool stateless = McpMessage::isStatelessVersion(version);
+    // Without sessions there is no notifications/cancelled over HTTP: the client cancels by
+    // closing the request's connection.
+    if (stateless)
+        answer->cancelWhenClientLeaves(call);
     std::weak_ptr<InFlight> inFlight = m_inFlight;
     m_dispatcher->handle(message, version, call,
-                         [answer, call, key, inFlight](const QJsonObject &response) {
+                         [answer, call, key, inFlight, stateless](const QJsonObject &response) {
                              if (const auto table = inFlight.lock(); table && table->value(key).lock() == call)
                                  table->remove(key);
-                             if (call->isCancelled())
+                             if (call->isCancelled()) {
                                  answer->abandon();  // the spec: no response to a cancelled request
-                             else
-                                 answer->respond(response);
+                                 return;
+                             }
+                             // A stateless revision tells a method this server lacks apart from
+                             // a missing endpoint by the JSON-RPC body of a 404.
+                             const bool unknownMethod = response.value(QLatin1String("error")).toObject()
+                                                                .value(QLatin1String("code")).toInt()
+                                     == McpMessage::kMethodNotFound;
+                             answer->respond(response, stateless && unknownMethod ? 404 : 200);
                          });
 }
 

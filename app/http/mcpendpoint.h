@@ -37,6 +37,12 @@ class StreamLimiter;
 // context keeps its state) and no response is sent for it. DELETE /mcp ends the session. GET
 // /mcp is 405: this server sends nothing that is not an answer to a request.
 //
+// A request of the stateless revision 2026-07-28 (its params._meta names it; McpRequestMeta)
+// has no session and no handshake: its headers must mirror its body (else 400 with the spec's
+// error), Mcp-Session-Id is ignored, a method this server lacks is 404 with JSON-RPC's "method
+// not found", and a client that closes the connection before the answer has cancelled the
+// request. Both eras are served on the same endpoint at once.
+//
 // Ownership: the engine and the limiter must outlive this object. Threading: the engine thread.
 class McpEndpoint {
 public:
@@ -56,6 +62,9 @@ private:
     // A request that is not part of a batch.
     void request(const ExchangePtr &exchange, const QJsonObject &message, const QString &session,
                  const QString &version, bool acceptsStream);
+    // One message (not a batch) of `session` (none for a stateless revision), in `version`.
+    void single(const ExchangePtr &exchange, const QJsonObject &message, const QString &session,
+                const QString &version, bool acceptsStream);
     void batch(const ExchangePtr &exchange, const QJsonArray &messages, const QString &session,
                const QString &version);
     void notification(const QJsonObject &message, const QString &session);

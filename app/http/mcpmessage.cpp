@@ -19,6 +19,22 @@ bool McpMessage::isSupportedVersion(const QString &version)
     return supportedVersions().contains(version);
 }
 
+const QStringList &McpMessage::statelessVersions()
+{
+    static const QStringList versions{QStringLiteral("2026-07-28")};
+    return versions;
+}
+
+bool McpMessage::isStatelessVersion(const QString &version)
+{
+    return statelessVersions().contains(version);
+}
+
+QStringList McpMessage::allVersions()
+{
+    return statelessVersions() + supportedVersions();
+}
+
 McpMessage::Kind McpMessage::classify(const QJsonValue &message, QString *why)
 {
     const auto invalid = [why](const QString &reason) {

@@ -24,15 +24,23 @@ public:
     static constexpr int kMethodNotFound = -32601;
     static constexpr int kInvalidParams = -32602;
     static constexpr int kInternalError = -32603;
-    static constexpr int kResourceNotFound = -32002;
+    static constexpr int kResourceNotFound = -32002;  // handshake revisions; -32602 since 2026-07-28
+    // The codes the stateless revision (2026-07-28) adds.
+    static constexpr int kHeaderMismatch = -32020;
+    static constexpr int kUnsupportedProtocolVersion = -32022;
 
-    // The protocol revisions this server speaks, newest first. An initialize asking for another
-    // one is answered with the first.
+    // The revisions this server speaks through the initialize handshake, newest first. An
+    // initialize asking for another one is answered with the first.
     static const QStringList &supportedVersions();
     // What a request that names no revision (no header, no session) is taken to speak, as the
     // Streamable HTTP transport says.
     static QString assumedVersion() { return QStringLiteral("2025-03-26"); }
     static bool isSupportedVersion(const QString &version);
+    // The stateless revisions (no initialize, per-request _meta; McpRequestMeta), newest first.
+    static const QStringList &statelessVersions();
+    static bool isStatelessVersion(const QString &version);
+    // Every revision this server speaks, newest first: what an unsupported one is told.
+    static QStringList allVersions();
 
     enum class Kind { Request, Notification, Response, Invalid };
     // What `message` is: a request (method and an id that is a string or a number), a
