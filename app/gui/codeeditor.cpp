@@ -67,20 +67,6 @@ CodeEditor::CodeEditor(QWidget *parent)
     SendScintilla(SCI_SETSCROLLWIDTH, 1);
     SendScintilla(SCI_SETSCROLLWIDTHTRACKING, true);
 
-    // The window owns these keys (run, interrupt): take them away from Scintilla's key map so
-    // they reach the window's actions even when the editor has focus.
-    QsciCommandSet *commands = standardCommands();
-    for (QKeyCombination combination : {Qt::CTRL | Qt::Key_Return, Qt::CTRL | Qt::Key_Enter,
-                                        Qt::CTRL | Qt::SHIFT | Qt::Key_Return}) {
-        const int key = combination.toCombined();
-        if (QsciCommand *command = commands->boundTo(key)) {
-            if (command->key() == key)
-                command->setKey(0);
-            else
-                command->setAlternateKey(0);
-        }
-    }
-
     connect(this, &QsciScintilla::linesChanged, this, &CodeEditor::updateMarginWidth);
     connect(this, &QsciScintilla::userListActivated, this, [this](int id, const QString &chosen) {
         if (id != kCompletionListId)
@@ -182,6 +168,47 @@ void CodeEditor::changeEvent(QEvent *event)
 QString CodeEditor::codeToRun() const
 {
     return hasSelectedText() ? selectedText() : text();
+}
+
+void CodeEditor::replaceTextUndoable(const QString &replacement)
+{
+    beginUndoAction();
+    selectAll();
+    if (hasSelectedText())
+        replaceSelectedText(replacement);
+    else
+        insert(replacement);
+    endUndoAction();
+    setCursorPosition(0, 0);
+}
+
+void CodeEditor::releaseKeys(const QList<QKeySequence> &keys)
+{
+    QsciCommandSet *commands = standardCommands();
+    for (const QKeySequence &sequence : keys) {
+        if (sequence.count() != 1)
+            continue;
+        const int key = sequence[0].toCombined();
+        // Scintilla's map knows Return, not the keypad's Enter; both are released.
+        const int modifiers = key & int(Qt::KeyboardModifierMask);
+        const QList<int> forms = (key & ~int(Qt::KeyboardModifierMask)) == int(Qt::Key_Enter)
+                                         ? QList<int>{key, modifiers | int(Qt::Key_Return)}
+                                         : QList<int>{key};
+        for (const int form : forms) {
+            if (QsciCommand *command = commands->boundTo(form)) {
+                if (command->key() == form)
+                    command->setKey(0);
+                else
+                    command->setAlternateKey(0);
+            }
+        }
+    }
+}
+
+void CodeEditor::bind(const QString &workspace, const QString &contextId)
+{
+    m_workspace = workspace;
+    m_contextId = contextId;
 }
 
 int CodeEditor::cursorCharacterOffset() const

@@ -3,6 +3,8 @@
 
 #include <Qsci/qsciscintilla.h>
 
+#include <QKeySequence>
+#include <QList>
 #include <QStringList>
 
 namespace replhost::gui {
@@ -11,6 +13,10 @@ namespace replhost::gui {
 // python, bash, javascript, perl, java, cpp — Go uses the C++ lexer), line numbers, auto-indent
 // and brace matching, coloured from the active palette. Running and interrupting are the
 // window's actions; the editor only says what to run.
+//
+// Each editor is one document of the workbench's tabs: a file (filePath() set) or the untitled
+// buffer of a context (no path), bound to the context its code runs in (empty: the selected
+// one). Each keeps its own undo stack, selection and scroll position.
 //
 // Ownership: a QWidget in its parent's tree. GUI thread only.
 class CodeEditor : public QsciScintilla {
@@ -29,6 +35,22 @@ public:
     // The selection if there is one, else the whole text.
     QString codeToRun() const;
 
+    // Replaces the whole text as one undoable step (Ctrl+Z brings the old text back), unlike
+    // setText(), which also empties the undo stack.
+    void replaceTextUndoable(const QString &text);
+
+    // Takes these keys away from Scintilla's key map, so they reach the window's actions when
+    // the editor has focus (Scintilla binds, for instance, Shift+Return and Ctrl+/).
+    void releaseKeys(const QList<QKeySequence> &keys);
+
+    // The file this editor shows; empty for a context's untitled buffer.
+    QString filePath() const { return m_filePath; }
+    void setFilePath(const QString &path) { m_filePath = path; }
+    // The context its code runs in; empty: none yet (the selected context runs it).
+    QString workspace() const { return m_workspace; }
+    QString contextId() const { return m_contextId; }
+    void bind(const QString &workspace, const QString &contextId);
+
     // The text before the cursor and the cursor as a character offset into text(), the shape of
     // a completion request.
     int cursorCharacterOffset() const;
@@ -44,6 +66,7 @@ private:
     void updateMarginWidth();
 
     QString m_hint;
+    QString m_filePath, m_workspace, m_contextId;
     QFont m_font;
     int m_replaceLength = 0;
 };

@@ -275,6 +275,18 @@ void OutputView::addBackground(const core::BackgroundOutput::Entry &entry)
     renderEvent(m_blocks[m_backgroundBlock], entry.event);
 }
 
+void OutputView::addNote(const QString &text)
+{
+    flushPending();
+    const bool wasAtEnd = isAtEnd();
+    newParagraph();
+    QTextCharFormat format = mutedFormat();
+    format.setFontItalic(true);
+    insertText(text, format);
+    m_backgroundBlock = -1;  // background output after the note gets a label of its own
+    scrollToEndIfFollowing(wasAtEnd);
+}
+
 void OutputView::addRecorded(const QString &executionId, int executionCount, const QString &code,
                              const QList<Event> &events, bool withCode, qint64 durationMs)
 {

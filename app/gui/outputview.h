@@ -44,6 +44,8 @@ public:
     // Appends what the context's interpreter wrote between runs (see core::BackgroundOutput),
     // under a muted line that says so; consecutive entries share that line.
     void addBackground(const core::BackgroundOutput::Entry &entry);
+    // Appends a muted line of the workbench's own between runs (for instance "restarted").
+    void addNote(const QString &text);
     // Appends an execution that is only known from storage.
     void addRecorded(const QString &executionId, int executionCount, const QString &code,
                      const QList<sdk::Event> &events, bool withCode = true,

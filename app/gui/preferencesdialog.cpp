@@ -24,6 +24,8 @@ PreferencesDialog::PreferencesDialog(const WorkbenchSettings &settings, const QS
     , m_language(new QComboBox(this))
     , m_autostart(new QCheckBox(tr("Start the HTTP server with the workbench"), this))
     , m_port(new QSpinBox(this))
+    , m_askRestart(new QCheckBox(tr("Ask before restarting a context"), this))
+    , m_askDelete(new QCheckBox(tr("Ask before deleting a context"), this))
 {
     setWindowTitle(tr("Preferences"));
     m_editorFont->setFontFilters(QFontComboBox::MonospacedFonts);
@@ -44,6 +46,8 @@ PreferencesDialog::PreferencesDialog(const WorkbenchSettings &settings, const QS
     m_port->setRange(0, 65535);
     m_port->setValue(settings.serverPort);
     m_port->setToolTip(tr("0 picks a free port"));
+    m_askRestart->setChecked(settings.askBeforeRestart);
+    m_askDelete->setChecked(settings.askBeforeDelete);
 
     auto *form = new QFormLayout;
     form->addRow(tr("&Editor font:"), m_editorFont);
@@ -53,6 +57,8 @@ PreferencesDialog::PreferencesDialog(const WorkbenchSettings &settings, const QS
     form->addRow(tr("&Default language:"), m_language);
     form->addRow(QString(), m_autostart);
     form->addRow(tr("Server &port:"), m_port);
+    form->addRow(tr("Confirmations:"), m_askRestart);
+    form->addRow(QString(), m_askDelete);
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -73,6 +79,8 @@ WorkbenchSettings PreferencesDialog::settings() const
     s.defaultLanguage = m_language->currentText();
     s.serverAutostart = m_autostart->isChecked();
     s.serverPort = quint16(m_port->value());
+    s.askBeforeRestart = m_askRestart->isChecked();
+    s.askBeforeDelete = m_askDelete->isChecked();
     return s;
 }
 

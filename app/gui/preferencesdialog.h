@@ -33,6 +33,8 @@ private:
     QComboBox *m_language;
     QCheckBox *m_autostart;
     QSpinBox *m_port;
+    QCheckBox *m_askRestart;
+    QCheckBox *m_askDelete;
 };
 
 } // namespace replhost::gui

@@ -30,6 +30,8 @@ WorkbenchSettings WorkbenchSettings::load(QSettings &settings)
     s.serverAutostart = settings.value(QStringLiteral("server/autostart"), s.serverAutostart).toBool();
     const uint port = settings.value(QStringLiteral("server/port"), s.serverPort).toUInt();
     s.serverPort = port <= 65535 ? quint16(port) : s.serverPort;
+    s.askBeforeRestart = settings.value(QStringLiteral("confirm/restart"), s.askBeforeRestart).toBool();
+    s.askBeforeDelete = settings.value(QStringLiteral("confirm/delete"), s.askBeforeDelete).toBool();
     s.windowGeometry = settings.value(QStringLiteral("window/geometry")).toByteArray();
     s.windowState = settings.value(QStringLiteral("window/state")).toByteArray();
     return s;
@@ -43,6 +45,8 @@ void WorkbenchSettings::save(QSettings &settings) const
     settings.setValue(QStringLiteral("contexts/defaultLanguage"), defaultLanguage);
     settings.setValue(QStringLiteral("server/autostart"), serverAutostart);
     settings.setValue(QStringLiteral("server/port"), serverPort);
+    settings.setValue(QStringLiteral("confirm/restart"), askBeforeRestart);
+    settings.setValue(QStringLiteral("confirm/delete"), askBeforeDelete);
     settings.setValue(QStringLiteral("window/geometry"), windowGeometry);
     settings.setValue(QStringLiteral("window/state"), windowState);
     settings.sync();

@@ -12,7 +12,7 @@ class QSettings;
 namespace replhost::gui {
 
 // The workbench's preferences, kept in QSettings: fonts, theme, default language, server
-// autostart and port, window layout. Values are read once by load() and written by save(); the
+// autostart and port, the confirmations, window layout. Values are read once by load() and written by save(); the
 // object itself is a plain value. GUI thread only.
 class WorkbenchSettings {
 public:
@@ -22,6 +22,9 @@ public:
     QString defaultLanguage = QStringLiteral("python");
     bool serverAutostart = false;
     quint16 serverPort = 49999;
+    // Restart and delete ask first, until the user ticks "Don't ask again".
+    bool askBeforeRestart = true;
+    bool askBeforeDelete = true;
     QByteArray windowGeometry;
     QByteArray windowState;
 

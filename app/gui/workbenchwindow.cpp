@@ -4,6 +4,7 @@
 #include "actionicons.h"
 #include "codeeditor.h"
 #include "contexttree.h"
+#include "editortabs.h"
 #include "envpanel.h"
 #include "filebrowser.h"
 #include "historypanel.h"
@@ -22,6 +23,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFile>
@@ -30,6 +32,7 @@
 #include <QInputDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -79,7 +82,11 @@ Result<QByteArray> readForEditor(const QString &path)
     }
     if (!file.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle))
         return makeError(QStringLiteral("io"), file.errorString());
-    return file.readAll();
+    QByteArray text = file.readAll();
+    // A NUL in the first bytes: an image, an archive, a database; not text to edit or run.
+    if (text.left(8192).contains('\0'))
+        return makeError(QStringLiteral("bad_request"), QObject::tr("it is not a text file"));
+    return text;
 }
 
 QString formatDuration(qint64 ms)
@@ -105,15 +112,28 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
     Themes::apply(m_prefs.theme);
     buildWidgets();
     buildActions();
+    // The editors leave the window's keys to its actions, except those they handle the same
+    // way themselves (undo, copy, …) and Esc, which also closes their lists.
+    QList<QKeySequence> windowKeys;
+    for (const QAction *action : std::as_const(m_actions)) {
+        if (action->property("editorKeepsKeys").toBool())
+            continue;
+        for (const QKeySequence &key : action->shortcuts()) {
+            if (key != QKeySequence(Qt::Key_Escape))
+                windowKeys.append(key);
+        }
+    }
+    m_tabs->setWindowKeys(windowKeys);
 
     core::ContextManager &contexts = engine.contexts();
     connect(&contexts, &core::ContextManager::executionStarted, this, &WorkbenchWindow::onExecutionStarted);
     connect(&contexts, &core::ContextManager::backgroundOutputAdded, this, &WorkbenchWindow::onBackgroundOutput);
     connect(&contexts, &core::ContextManager::contextChanged, this, &WorkbenchWindow::onContextChanged);
     connect(&contexts, &core::ContextManager::contextRemoved, this,
-            [this](const QString &, const QString &id) {
-                m_drafts.remove(id);
+            [this](const QString &workspace, const QString &id) {
                 m_transcripts.remove(id);
+                m_restartsAfter.remove(id);
+                m_tabs->removeContext(workspace, id);
             });
 
     m_statusTicker.setInterval(100);
@@ -126,8 +146,11 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
         restoreState(m_prefs.windowState);
     applyPreferences(m_prefs);
 
-    // Start with the most recently used context selected, so the editor is ready to run.
-    if (auto all = contexts.list(core::WorkspaceManager::defaultName()); all && !all->isEmpty()) {
+    // Start with the tabs of the last session, or else the most recently used context's
+    // buffer, so the editor is ready to run.
+    restoreSession();
+    auto all = contexts.list(core::WorkspaceManager::defaultName());
+    if (m_contextId.isEmpty() && all && !all->isEmpty()) {
         const auto latest = std::max_element(all->begin(), all->end(), [](const auto &a, const auto &b) {
             return a.lastUsedAt < b.lastUsedAt;
         });
@@ -144,18 +167,26 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
     updateServerStatus();
 }
 
-WorkbenchWindow::~WorkbenchWindow() = default;
+WorkbenchWindow::~WorkbenchWindow()
+{
+    // The buffers and the session are written while the settings are still there.
+    m_tabs->saveState();
+}
+
+CodeEditor *WorkbenchWindow::editor() const
+{
+    return m_tabs->currentEditor();
+}
 
 void WorkbenchWindow::buildWidgets()
 {
     m_tree = new ContextTree(m_engine, this);
     m_files = new FileBrowser(this);
-    m_editor = new CodeEditor(this);
+    m_tabs = new EditorTabs(*m_settings, this);
     m_output = new OutputView(this);
     m_history = new HistoryPanel(m_engine, this);
     m_env = new EnvPanel(m_engine, this);
     m_server = new ServerPanel(m_engine, m_options.tokenOverride, this);
-    m_editor->setObjectName(QStringLiteral("editor"));
     m_output->setObjectName(QStringLiteral("output"));
 
     m_editorTitle = new QLabel(this);
@@ -166,7 +197,7 @@ void WorkbenchWindow::buildWidgets()
     editorLayout->setContentsMargins(0, 0, 0, 0);
     editorLayout->setSpacing(0);
     editorLayout->addWidget(m_editorTitle);
-    editorLayout->addWidget(m_editor, 1);
+    editorLayout->addWidget(m_tabs, 1);
 
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setObjectName(QStringLiteral("editorOutputSplitter"));
@@ -195,12 +226,15 @@ void WorkbenchWindow::buildWidgets()
     statusBar()->addPermanentWidget(m_serverStatus);
 
     connect(m_tree, &ContextTree::currentContextChanged, this, &WorkbenchWindow::onContextSelected);
-    connect(m_tree, &QTreeWidget::itemActivated, this, [this] { m_editor->setFocus(); });
+    connect(m_tree, &QTreeWidget::itemActivated, this, [this] { editor()->setFocus(); });
+    connect(m_tabs, &EditorTabs::currentEditorChanged, this, &WorkbenchWindow::onEditorChanged);
     connect(m_files, &FileBrowser::openRequested, this, &WorkbenchWindow::openFile);
     connect(m_history, &HistoryPanel::rerunRequested, this, [this](const QString &code) { runCode(code); });
     connect(m_history, &HistoryPanel::copyToEditorRequested, this, [this](const QString &code) {
-        m_editor->setText(code);
-        m_editor->setFocus();
+        // One undoable step: Ctrl+Z brings back what the editor had.
+        editor()->replaceTextUndoable(code);
+        editor()->setFocus();
+        statusBar()->showMessage(tr("Copied into the editor; Ctrl+Z brings back what was there."), 5000);
     });
     connect(m_output, &OutputView::saveFullOutputRequested, this, &WorkbenchWindow::saveFullOutput);
     connect(m_history->outputView(), &OutputView::saveFullOutputRequested, this, &WorkbenchWindow::saveFullOutput);
@@ -220,10 +254,15 @@ QDockWidget *WorkbenchWindow::addDock(const QString &name, const QString &title,
 }
 
 QAction *WorkbenchWindow::addAction(const QString &name, const QString &text,
-                                    const QList<QKeySequence> &keys, const QString &tip,
+                                    const QList<QKeySequence> &defaultKeys, const QString &tip,
                                     std::function<void()> slot)
 {
     auto *action = new QAction(text, this);
+    // "shortcuts/<action name>" in the preferences file overrides the default keys: one or
+    // more key sequences separated by ";" (empty: none), as the help dialog lists them.
+    QList<QKeySequence> keys = defaultKeys;
+    if (const QString custom = QStringLiteral("shortcuts/%1").arg(name); m_settings->contains(custom))
+        keys = QKeySequence::listFromString(m_settings->value(custom).toString(), QKeySequence::PortableText);
     action->setObjectName(name);
     action->setShortcuts(keys);
     action->setStatusTip(tip);
@@ -307,12 +346,42 @@ void WorkbenchWindow::buildActions()
                                {QKeySequence(Qt::CTRL | Qt::Key_L)}, tr("Clear the output view"),
                                [this] { m_output->clearAll(); m_transcripts.remove(m_contextId); });
 
+    QAction *newFile = addAction(QStringLiteral("actionNewFile"), tr("&New File…"),
+                                 {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_N)},
+                                 tr("Create a file and open it in a tab"), [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("New File"), m_files->root());
+        if (path.isEmpty())
+            return;
+        QFile file(path);
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            statusBar()->showMessage(tr("Cannot create %1: %2").arg(path, file.errorString()), 8000);
+            return;
+        }
+        file.close();
+        openFile(path);
+    });
     QAction *open = addAction(QStringLiteral("actionOpenFile"), tr("&Open File…"),
-                              {QKeySequence(QKeySequence::Open)}, tr("Open a file into the editor"), [this] {
+                              {QKeySequence(QKeySequence::Open)}, tr("Open a file in a tab of its own"), [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open File"), m_files->root());
         if (!path.isEmpty())
             openFile(path);
     });
+    QAction *save = addAction(QStringLiteral("actionSave"), tr("&Save"), {QKeySequence(Qt::CTRL | Qt::Key_S)},
+                              tr("Save the tab's file (a context's buffer asks for a file name)"),
+                              [this] { saveCurrent(); });
+    QAction *saveAs = addAction(QStringLiteral("actionSaveAs"), tr("Save &As…"),
+                                {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)},
+                                tr("Save the tab under another name; the tab becomes that file"), [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save As"), editor()->filePath().isEmpty()
+                                                                                      ? m_files->root()
+                                                                                      : editor()->filePath());
+        if (!path.isEmpty())
+            saveCurrentAs(path);
+    });
+    QAction *closeTab = addAction(QStringLiteral("actionCloseTab"), tr("&Close Tab"),
+                                  {QKeySequence(Qt::CTRL | Qt::Key_W)},
+                                  tr("Close the tab (a file with unsaved changes asks; a buffer is kept)"),
+                                  [this] { m_tabs->closeTab(m_tabs->currentIndex()); });
     QAction *runFile = addAction(QStringLiteral("actionRunFile"), tr("Run &File"),
                                  {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return)},
                                  tr("Run the file selected in Files in the context"), [this] {
@@ -341,7 +410,7 @@ void WorkbenchWindow::buildActions()
                                        [this] { focusDock(m_contextsDock, m_tree); });
     QAction *focusEditor = addAction(QStringLiteral("actionFocusEditor"), tr("Editor"),
                                      {QKeySequence(Qt::CTRL | Qt::Key_2)}, tr("Go to the editor"),
-                                     [this] { m_editor->setFocus(); });
+                                     [this] { editor()->setFocus(); });
     QAction *focusOutput = addAction(QStringLiteral("actionFocusOutput"), tr("Output"),
                                      {QKeySequence(Qt::CTRL | Qt::Key_3)}, tr("Go to the output"),
                                      [this] { m_output->setFocus(); });
@@ -358,7 +427,7 @@ void WorkbenchWindow::buildActions()
                                      {QKeySequence(Qt::CTRL | Qt::Key_7)}, tr("Show the HTTP server panel"),
                                      [this] { focusDock(m_serverDock, m_server); });
     QAction *toggleServer = addAction(QStringLiteral("actionToggleServer"), tr("Start/Stop &Server"),
-                                      {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)},
+                                      {QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S)},
                                       tr("Start or stop the embedded HTTP server"), [this] {
         if (m_server->isRunning())
             m_server->stop();
@@ -382,7 +451,9 @@ void WorkbenchWindow::buildActions()
                                    .arg(core::Engine::schemaVersion()));
     });
 
-    fileMenu->addActions({open, runFile});
+    fileMenu->addActions({newFile, open, save, saveAs, closeTab});
+    fileMenu->addSeparator();
+    fileMenu->addActions({runFile});
     fileMenu->addSeparator();
     fileMenu->addActions({preferences});
     fileMenu->addSeparator();
@@ -441,8 +512,6 @@ QString WorkbenchWindow::languageForFile(const QString &path) const
 
 void WorkbenchWindow::onContextSelected(const QString &workspace, const QString &contextId)
 {
-    if (!m_contextId.isEmpty())
-        m_drafts.insert(m_contextId, m_editor->text());
     m_workspace = workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace;
     m_contextId = contextId;
     m_lastExecution.reset();
@@ -452,27 +521,86 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
     m_contextLanguage.clear();
     m_contextState.clear();
     if (!contextId.isEmpty()) {
+        QString title = contextId.left(8);
         if (auto info = m_engine.contexts().get(m_workspace, contextId)) {
             m_contextLanguage = info->language;
             m_contextState = info->state;
-            m_editorTitle->setText(tr("%1 · %2 · %3").arg(ContextTree::displayName(*info), info->language,
-                                                          info->cwd));
+            title = ContextTree::displayName(*info);
         }
-        m_editor->setLexerHint(lexerFor(m_contextLanguage));
-        m_editor->setText(m_drafts.value(contextId));
+        // The current tab stays when it runs in this context; else the context's buffer shows.
+        if (editor()->contextId() != contextId && !m_restoringSession)
+            m_tabs->openBufferTab(m_workspace, contextId, title, lexerFor(m_contextLanguage));
         renderTranscript();
         const QList<core::ExecutionPtr> transcript = m_transcripts.value(contextId);
         if (!transcript.isEmpty())
             followForStatus(transcript.last());
-    } else {
-        m_editorTitle->setText(tr("No context selected — create one with Ctrl+N"));
     }
+    updateEditorTitle();
     if (auto ws = m_engine.workspaces().get(m_workspace))
         m_files->setRoot(ws->directory);
     m_history->setContext(m_workspace, contextId);
     m_env->setContext(m_workspace, contextId);
     updateRunStatus();
     updateActions();
+}
+
+void WorkbenchWindow::onEditorChanged(CodeEditor *current)
+{
+    if (m_restoringSession || !current)
+        return;
+    if (!current->contextId().isEmpty() && current->contextId() != m_contextId
+        && m_tree->contextItem(current->contextId()))
+        m_tree->selectContext(current->contextId());
+    updateEditorTitle();
+}
+
+void WorkbenchWindow::updateEditorTitle()
+{
+    const CodeEditor *current = editor();
+    const QString file = current && !current->filePath().isEmpty() ? current->filePath() : QString();
+    const auto info = m_engine.contexts().get(m_workspace, m_contextId);
+    if (!info) {
+        m_editorTitle->setText(file.isEmpty() ? tr("No context selected — create one with Ctrl+N")
+                                              : tr("%1 · no context: Ctrl+Enter creates one").arg(file));
+        return;
+    }
+    const QString where = tr("%1 · %2 · %3").arg(ContextTree::displayName(*info), info->language, info->cwd);
+    m_editorTitle->setText(file.isEmpty() ? where : tr("%1 — runs in %2").arg(file, where));
+}
+
+void WorkbenchWindow::restoreSession()
+{
+    const QVariantList tabs = m_settings->value(QStringLiteral("session/tabs")).toList();
+    m_restoringSession = true;
+    CodeEditor *current = nullptr;
+    for (const QVariant &entry : tabs) {
+        const QVariantMap tab = entry.toMap();
+        const QString workspace = tab.value(QStringLiteral("workspace")).toString();
+        const QString contextId = tab.value(QStringLiteral("context")).toString();
+        const QString file = tab.value(QStringLiteral("file")).toString();
+        const auto info = m_engine.contexts().get(workspace, contextId);
+        CodeEditor *opened = nullptr;
+        if (!file.isEmpty()) {
+            const Result<QByteArray> text = readForEditor(file);
+            if (!text)
+                continue;  // moved or deleted since: nothing to show
+            const QString language = languageForFile(file);
+            opened = m_tabs->openFileTab(file, QString::fromUtf8(*text),
+                                         lexerFor(language.isEmpty() && info ? info->language : language));
+            if (info)
+                m_tabs->bind(opened, workspace, contextId);
+        } else if (info) {
+            opened = m_tabs->openBufferTab(workspace, contextId, ContextTree::displayName(*info),
+                                           lexerFor(info->language));
+        }
+        if (opened && tab.value(QStringLiteral("current")).toBool())
+            current = opened;
+    }
+    m_restoringSession = false;
+    if (current)
+        m_tabs->setCurrentWidget(current);
+    if (CodeEditor *shown = editor(); shown && !shown->contextId().isEmpty() && m_tree->contextItem(shown->contextId()))
+        m_tree->selectContext(shown->contextId());
 }
 
 void WorkbenchWindow::renderTranscript()
@@ -486,10 +614,17 @@ void WorkbenchWindow::renderTranscript()
         for (const core::BackgroundOutput::Entry &entry : page->entries)
             background[entry.afterExecutionId].append(entry);
     }
+    const QStringList restarts = m_restartsAfter.value(m_contextId);
+    const auto restartLines = [&](const QString &afterId) {
+        for (qsizetype n = restarts.count(afterId); n > 0; --n)
+            m_output->addNote(tr("— restarted: a fresh interpreter, the state above is gone —"));
+    };
+    restartLines(QString());
     for (const core::ExecutionPtr &execution : m_transcripts.value(m_contextId)) {
         m_output->addExecution(execution);
         for (const core::BackgroundOutput::Entry &entry : background.value(execution->id()))
             m_output->addBackground(entry);
+        restartLines(execution->id());
     }
 }
 
@@ -502,10 +637,11 @@ void WorkbenchWindow::onBackgroundOutput(const QString &workspace, const QString
 
 void WorkbenchWindow::onContextChanged(const core::ContextInfo &info)
 {
+    m_tabs->renameContext(info.id, ContextTree::displayName(info));
     if (info.id != m_contextId)
         return;
     m_contextState = info.state;
-    m_editorTitle->setText(tr("%1 · %2 · %3").arg(ContextTree::displayName(info), info.language, info.cwd));
+    updateEditorTitle();
     updateActions();
     updateRunStatus();
 }
@@ -517,8 +653,14 @@ bool WorkbenchWindow::createContext(const core::CreateContextRequest &request)
         statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
         return false;
     }
+    // What was typed before there was a context becomes the new context's buffer.
+    CodeEditor *current = editor();
+    if (current->contextId().isEmpty() && current->filePath().isEmpty()) {
+        m_tabs->bind(current, created->workspace, created->id, ContextTree::displayName(*created));
+        current->setLexerHint(lexerFor(created->language));
+    }
     m_tree->selectContext(created->id);
-    m_editor->setFocus();
+    editor()->setFocus();
     return true;
 }
 
@@ -556,7 +698,7 @@ core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
 
 void WorkbenchWindow::runEditor()
 {
-    runCode(m_editor->codeToRun());
+    runCode(editor()->codeToRun());
 }
 
 void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
@@ -661,14 +803,49 @@ void WorkbenchWindow::interruptCurrent()
         statusBar()->showMessage(tr("Interrupt sent."), 3000);
 }
 
+bool WorkbenchWindow::confirm(const QString &objectName, const QString &title, const QString &text,
+                              const QString &button, bool WorkbenchSettings::*ask)
+{
+    if (!(m_prefs.*ask))
+        return true;
+    QMessageBox box(QMessageBox::Question, title, text, QMessageBox::Cancel, this);
+    box.setObjectName(objectName);
+    QPushButton *go = box.addButton(button, QMessageBox::DestructiveRole);
+    box.setDefaultButton(QMessageBox::Cancel);
+    auto *dontAsk = new QCheckBox(tr("Don't ask again"), &box);
+    dontAsk->setObjectName(QStringLiteral("dontAskAgain"));
+    dontAsk->setToolTip(tr("Preferences can turn the question back on"));
+    box.setCheckBox(dontAsk);
+    box.exec();
+    if (box.clickedButton() != go)
+        return false;
+    if (dontAsk->isChecked()) {
+        m_prefs.*ask = false;
+        m_prefs.save(*m_settings);
+    }
+    return true;
+}
+
 void WorkbenchWindow::restartCurrent()
 {
     if (m_contextId.isEmpty())
         return;
-    if (auto r = m_engine.contexts().restart(m_workspace, m_contextId); !r)
+    const QString workspace = m_workspace, id = m_contextId;
+    const auto info = m_engine.contexts().get(workspace, id);
+    const QString name = info ? ContextTree::displayName(*info) : id;
+    if (!confirm(QStringLiteral("confirmRestart"), tr("Restart Context"),
+                 tr("Restart \"%1\"? Its variables, imports and definitions are lost.").arg(name),
+                 tr("Restart"), &WorkbenchSettings::askBeforeRestart))
+        return;
+    if (auto r = m_engine.contexts().restart(workspace, id); !r) {
         statusBar()->showMessage(tr("Cannot restart: %1").arg(r.error().message), 8000);
-    else
-        statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
+        return;
+    }
+    const QList<core::ExecutionPtr> transcript = m_transcripts.value(id);
+    m_restartsAfter[id].append(transcript.isEmpty() ? QString() : transcript.last()->id());
+    if (id == m_contextId)
+        m_output->addNote(tr("— restarted: a fresh interpreter, the state above is gone —"));
+    statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
 }
 
 void WorkbenchWindow::renameCurrent()
@@ -694,16 +871,16 @@ void WorkbenchWindow::deleteCurrent(bool confirm)
 {
     if (m_contextId.isEmpty())
         return;
-    if (confirm) {
-        const auto answer = QMessageBox::question(
-                this, tr("Delete Context"),
-                tr("Delete this context? Its interpreter stops and its history is deleted."),
-                QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
-        if (answer != QMessageBox::Yes)
-            return;
-    }
-    const QString id = m_contextId;
-    if (auto r = m_engine.contexts().remove(m_workspace, id); !r)
+    const QString workspace = m_workspace, id = m_contextId;
+    const auto info = m_engine.contexts().get(workspace, id);
+    const QString name = info ? ContextTree::displayName(*info) : id;
+    if (confirm
+        && !this->confirm(QStringLiteral("confirmDelete"), tr("Delete Context"),
+                          tr("Delete \"%1\"? Its interpreter stops, and its history and its "
+                             "untitled buffer are deleted.").arg(name),
+                          tr("Delete"), &WorkbenchSettings::askBeforeDelete))
+        return;
+    if (auto r = m_engine.contexts().remove(workspace, id); !r)
         statusBar()->showMessage(tr("Cannot delete: %1").arg(r.error().message), 8000);
 }
 
@@ -712,12 +889,13 @@ void WorkbenchWindow::requestCompletion()
     if (m_contextId.isEmpty())
         return;
     const QString workspace = m_workspace, id = m_contextId;
-    const QString text = m_editor->text();
-    const int cursor = m_editor->cursorCharacterOffset();
+    QPointer<CodeEditor> target(editor());
+    const QString text = target->text();
+    const int cursor = target->cursorCharacterOffset();
     QPointer<WorkbenchWindow> self(this);
     m_engine.contexts().complete(workspace, id, text, cursor,
-                                 [self, id, cursor, text](Result<QJsonObject> reply) {
-        if (!self || self->m_contextId != id || self->m_editor->text() != text)
+                                 [self, target, id, cursor, text](Result<QJsonObject> reply) {
+        if (!self || !target || self->m_contextId != id || self->editor() != target || target->text() != text)
             return;  // the user moved on
         if (!reply) {
             self->statusBar()->showMessage(tr("No completion: %1").arg(reply.error().message), 4000);
@@ -727,28 +905,96 @@ void WorkbenchWindow::requestCompletion()
         for (const QJsonValue &m : reply->value(QLatin1String("matches")).toArray())
             matches << m.toString();
         const int start = reply->value(QLatin1String("cursor_start")).toInt(cursor);
-        self->m_editor->showCompletions(matches, cursor - start);
+        target->showCompletions(matches, cursor - start);
     });
 }
 
 void WorkbenchWindow::openFile(const QString &path)
 {
+    if (CodeEditor *open = m_tabs->fileEditor(path)) {
+        m_tabs->setCurrentWidget(open);
+        open->setFocus();
+        return;
+    }
     const Result<QByteArray> text = readForEditor(path);
     if (!text) {
         statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, text.error().message), 8000);
         return;
     }
-    m_editor->setText(QString::fromUtf8(*text));
     const QString language = languageForFile(path);
-    if (!language.isEmpty())
-        m_editor->setLexerHint(lexerFor(language));
-    if (!language.isEmpty() && !m_contextLanguage.isEmpty() && language != m_contextLanguage)
-        statusBar()->showMessage(tr("%1 looks like %2, but the selected context runs %3.")
-                                         .arg(QFileInfo(path).fileName(), language, m_contextLanguage),
-                                 8000);
-    else
-        statusBar()->showMessage(tr("Opened %1; Ctrl+Enter runs it.").arg(QFileInfo(path).fileName()), 5000);
-    m_editor->setFocus();
+    const QString name = QFileInfo(path).fileName();
+    const QString contextId = contextForLanguage(language);
+    CodeEditor *opened = m_tabs->openFileTab(path, QString::fromUtf8(*text), language.isEmpty() ? QString()
+                                                                                                 : lexerFor(language));
+    if (!contextId.isEmpty()) {
+        m_tabs->bind(opened, m_workspace, contextId);
+        m_tree->selectContext(contextId);
+        statusBar()->showMessage(tr("Opened %1; Ctrl+Enter runs it in its context.").arg(name), 5000);
+    } else if (!language.isEmpty()) {
+        statusBar()->showMessage(tr("Opened %1; it has no %2 context to run in yet.").arg(name, language), 8000);
+    } else {
+        statusBar()->showMessage(tr("Opened %1.").arg(name), 5000);
+    }
+    updateEditorTitle();
+    opened->setFocus();
+}
+
+QString WorkbenchWindow::contextForLanguage(const QString &language)
+{
+    if (language.isEmpty())
+        return QString();
+    if (!m_contextId.isEmpty() && m_contextLanguage == language)
+        return m_contextId;
+    if (auto same = m_engine.contexts().list(m_workspace, language); same && !same->isEmpty()) {
+        const auto latest = std::max_element(same->begin(), same->end(), [](const auto &a, const auto &b) {
+            return a.lastUsedAt < b.lastUsedAt;
+        });
+        return latest->id;
+    }
+    QMessageBox box(QMessageBox::Question, tr("Open File"),
+                    tr("No %1 context runs files like this one yet. Create one for it?").arg(language),
+                    QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("offerContext"));
+    QPushButton *create = box.addButton(tr("Create a %1 Context").arg(language), QMessageBox::AcceptRole);
+    box.setDefaultButton(create);
+    box.exec();
+    if (box.clickedButton() != create)
+        return QString();
+    core::CreateContextRequest request;
+    request.workspace = m_workspace;
+    request.language = language;
+    const auto created = m_engine.contexts().create(request);
+    if (!created) {
+        statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
+        return QString();
+    }
+    return created->id;
+}
+
+bool WorkbenchWindow::saveCurrent()
+{
+    CodeEditor *current = editor();
+    if (current->filePath().isEmpty()) {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save As"), m_files->root());
+        return !path.isEmpty() && saveCurrentAs(path);
+    }
+    return saveCurrentAs(QString());
+}
+
+bool WorkbenchWindow::saveCurrentAs(const QString &path)
+{
+    CodeEditor *current = editor();
+    QString error;
+    if (!m_tabs->save(current, path, &error)) {
+        statusBar()->showMessage(tr("Cannot save %1: %2").arg(path.isEmpty() ? current->filePath() : path, error),
+                                 10000);
+        return false;
+    }
+    if (const QString language = languageForFile(current->filePath()); !language.isEmpty())
+        current->setLexerHint(lexerFor(language));
+    statusBar()->showMessage(tr("Saved %1.").arg(current->filePath()), 5000);
+    updateEditorTitle();
+    return true;
 }
 
 void WorkbenchWindow::saveFullOutput(const QString &executionId)
@@ -816,8 +1062,9 @@ void WorkbenchWindow::applyPreferences(const WorkbenchSettings &prefs)
     m_prefs = prefs;
     if (themeChanged)
         Themes::apply(prefs.theme);
-    m_editor->setEditorFont(prefs.editorFont);
-    m_editor->applyPalette();
+    m_tabs->setEditorFont(prefs.editorFont);
+    for (CodeEditor *each : m_tabs->editors())
+        each->applyPalette();
     m_output->setOutputFont(prefs.outputFont);
     m_history->setOutputFont(prefs.outputFont);
     renderTranscript();
@@ -860,6 +1107,11 @@ void WorkbenchWindow::closeEvent(QCloseEvent *event)
             }
         }
     }
+    if (!m_closeUnasked && !m_tabs->confirmCloseAll()) {
+        event->ignore();
+        return;
+    }
+    m_tabs->saveState();
     m_prefs.windowGeometry = saveGeometry();
     m_prefs.windowState = saveState();
     m_prefs.save(*m_settings);

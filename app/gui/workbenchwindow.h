@@ -25,6 +25,7 @@ namespace replhost::gui {
 
 class CodeEditor;
 class ContextTree;
+class EditorTabs;
 class EnvPanel;
 class FileBrowser;
 class HistoryPanel;
@@ -32,8 +33,10 @@ class OutputView;
 class PluginsDialog;
 class ServerPanel;
 
-// The workbench: contexts and files on the left, the editor over the output in the middle,
-// history, env layers and the HTTP server on the right. Every action has a shortcut (see the
+// The workbench: contexts and files on the left, the editor's tabs over the output in the
+// middle, history, env layers and the HTTP server on the right. Each tab is a file or a context's
+// untitled buffer, bound to the context its code runs in; switching tabs selects that context,
+// and selecting a context shows its buffer. The open tabs come back at the next start. Every action has a shortcut (see the
 // help dialog, F1). Executions started anywhere — here or through the HTTP API — appear live in
 // their context through ContextManager::executionStarted.
 //
@@ -58,11 +61,20 @@ public:
     core::ExecutionPtr runCode(const QString &code);
     void runEditor();
     void interruptCurrent();
+    // Restart and delete ask first (with "Don't ask again", kept in the preferences); a restart
+    // writes a "restarted" line into the output.
     void restartCurrent();
     // Asks for a new name for the selected context.
     void renameCurrent();
     void deleteCurrent(bool confirm = true);
+    // Opens a file in a tab of its own (or shows the tab it is in), bound to a context of the
+    // file's language: the selected one, else the latest of that language, else one it offers
+    // to create. Files of no known language are bound to no context.
     void openFile(const QString &path);
+    // Saves the current tab (a buffer asks for a file name); saveCurrentAs writes it to `path`
+    // and makes the tab that file. False when nothing was written.
+    bool saveCurrent();
+    bool saveCurrentAs(const QString &path);
     void showPlugins();
     void showShortcuts();
     void showPreferences();
@@ -76,7 +88,9 @@ public:
     QString runStatusText() const;
 
     ContextTree *contextTree() const { return m_tree; }
-    CodeEditor *editor() const { return m_editor; }
+    // The current tab's editor (there is always one).
+    CodeEditor *editor() const;
+    EditorTabs *editorTabs() const { return m_tabs; }
     OutputView *output() const { return m_output; }
     HistoryPanel *history() const { return m_history; }
     EnvPanel *envPanel() const { return m_env; }
@@ -101,6 +115,15 @@ private:
     QDockWidget *addDock(const QString &name, const QString &title, QWidget *widget,
                          Qt::DockWidgetArea area);
     void onContextSelected(const QString &workspace, const QString &contextId);
+    void onEditorChanged(CodeEditor *editor);
+    void restoreSession();
+    void updateEditorTitle();
+    // Whether to go on with a restart or delete: asks unless "Don't ask again" was ticked.
+    bool confirm(const QString &objectName, const QString &title, const QString &text,
+                 const QString &button, bool WorkbenchSettings::*ask);
+    // A context of `language` for a file: the selected one, the latest one, or a new one the
+    // user agrees to. Empty id: none.
+    QString contextForLanguage(const QString &language);
     void onContextChanged(const core::ContextInfo &info);
     void onExecutionStarted(const core::ExecutionPtr &execution);
     void onBackgroundOutput(const QString &workspace, const QString &contextId,
@@ -129,15 +152,18 @@ private:
     WorkbenchSettings m_prefs;
 
     QString m_workspace, m_contextId, m_contextState, m_contextLanguage;
-    QHash<QString, QString> m_drafts;  // editor text per context id
     QHash<QString, QList<core::ExecutionPtr>> m_transcripts;  // recent executions per context
+    // Restarts from this window per context: the id of the execution each came after (empty:
+    // before any in the transcript), for the "restarted" lines when the transcript is redrawn.
+    QHash<QString, QStringList> m_restartsAfter;
+    bool m_restoringSession = false;
     core::ExecutionPtr m_lastExecution;  // the latest execution of the selected context
     QElapsedTimer m_runClock;
     QTimer m_statusTicker;
 
     ContextTree *m_tree = nullptr;
     FileBrowser *m_files = nullptr;
-    CodeEditor *m_editor = nullptr;
+    EditorTabs *m_tabs = nullptr;
     OutputView *m_output = nullptr;
     HistoryPanel *m_history = nullptr;
     EnvPanel *m_env = nullptr;

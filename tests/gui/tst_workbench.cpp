@@ -4,8 +4,10 @@
 #include "core/engine.h"
 #include "gui/codeeditor.h"
 #include "gui/contexttree.h"
+#include "gui/editortabs.h"
 #include "gui/envlayertable.h"
 #include "gui/envpanel.h"
+#include "gui/filebrowser.h"
 #include "gui/historypanel.h"
 #include "gui/newcontextdialog.h"
 #include "gui/outputview.h"
@@ -16,9 +18,12 @@
 #include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
+#include <QSettings>
 #include <QInputDialog>
 #include <QLabel>
 #include <QJsonDocument>
@@ -80,9 +85,19 @@ public:
         return window->createContext(request);
     }
 
+    // Makes the window the active one again (a message box that closed leaves none active
+    // under the offscreen platform, and shortcuts only reach the active window).
+    void activate()
+    {
+        window->activateWindow();
+        if (!QTest::qWaitForWindowActive(window.get()))
+            qFatal("window not active");
+    }
+
     // Types `code` into the editor and presses Ctrl+Enter, as a person would.
     core::ExecutionPtr typeAndRun(const QString &code)
     {
+        activate();
         CodeEditor *editor = window->editor();
         editor->setFocus();
         editor->selectAll();
@@ -135,6 +150,46 @@ void answerQuitQuestion(const QString &answer, bool *asked, QString *text)
     });
 }
 
+// Answers the next message box named `objectName`, once it shows, with the button labelled
+// `answer`, ticking its "Don't ask again" first when `dontAskAgain`. `asked` says whether it
+// showed and `text` what it said.
+void answerBox(const QString &objectName, const QString &answer, bool dontAskAgain, bool *asked,
+               QString *text = nullptr)
+{
+    *asked = false;
+    QTimer::singleShot(0, [=] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box || box->objectName() != objectName)
+            return;
+        *asked = true;
+        if (text)
+            *text = box->text();
+        if (dontAskAgain && box->checkBox())
+            box->checkBox()->setChecked(true);
+        for (QAbstractButton *button : box->buttons()) {
+            if (button->text().remove(QLatin1Char('&')) == answer) {
+                button->click();
+                return;
+            }
+        }
+        qWarning("no button %s", qPrintable(answer));
+    });
+}
+
+QString writeFile(const QString &path, const QByteArray &text)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size())
+        qFatal("cannot write %s", qPrintable(path));
+    return QFileInfo(path).canonicalFilePath();
+}
+
+QByteArray readFile(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
 } // namespace
 
 class tst_Workbench : public QObject {
@@ -158,6 +213,15 @@ private slots:
     void closingWhileCodeRunsAsksFirst();
     void backgroundOutputShowsAfterItsRun();
     void queuedRunsAreNumberedWhenTheyStart();
+    void savedFileReopensWithItsContext();
+    void untitledBufferSurvivesARelaunch();
+    void closingAModifiedFileAsks();
+    void filesPanelOpensTextInANewTab();
+    void fileOfAnotherLanguageOffersAContext();
+    void copyToEditorCanBeUndone();
+    void ctrlEnterWithoutAContextKeepsTheText();
+    void restartAsksAndMarksTheOutput();
+    void deleteAsksNamingTheContext();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -652,6 +716,279 @@ void tst_Workbench::closingWhileCodeRunsAsksFirst()
     bench.window->closeWithoutAsking();
     QVERIFY(!asked);
     QVERIFY(!bench.window->isVisible());
+}
+
+// A file opened into a tab is saved with Ctrl+S (the tab says when it has unsaved changes), and
+// the next start shows it again, in its context.
+void tst_Workbench::savedFileReopensWithItsContext()
+{
+    QTemporaryDir dir;
+    const QString path = writeFile(dir.filePath(QStringLiteral("analysis.py")), "total = 1\n");
+    QString contextId;
+    {
+        Bench bench(dir.path());
+        QVERIFY(bench.createPython());
+        contextId = bench.window->currentContextId();
+        bench.window->openFile(path);
+        EditorTabs *tabs = bench.window->editorTabs();
+        CodeEditor *editor = bench.window->editor();
+        QCOMPARE(editor->filePath(), path);
+        QCOMPARE(editor->contextId(), contextId);
+        QCOMPARE(editor->text(), QStringLiteral("total = 1\n"));
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("analysis.py"));
+        QCOMPARE(tabs->count(), 2);  // the context's buffer and the file
+
+        editor->setFocus();
+        editor->setCursorPosition(1, 0);
+        QTest::keyClicks(editor, QStringLiteral("total += 41"));
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("analysis.py *"));
+        QTest::keyClick(editor, Qt::Key_S, Qt::ControlModifier);
+        QCOMPARE(readFile(path), QByteArray("total = 1\ntotal += 41"));
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("analysis.py"));
+        QVERIFY(!editor->isModified());
+    }
+    Bench bench(dir.path());
+    CodeEditor *editor = bench.window->editor();
+    QCOMPARE(editor->filePath(), path);
+    QCOMPARE(editor->text(), QStringLiteral("total = 1\ntotal += 41"));
+    QCOMPARE(editor->contextId(), contextId);
+    QCOMPARE(editor->lexerHint(), QStringLiteral("python"));
+    QCOMPARE(bench.window->currentContextId(), contextId);
+    QCOMPARE(bench.window->editorTabs()->count(), 2);
+    QVERIFY(waitFinished(bench.window->runCode(editor->codeToRun())));
+    QVERIFY(waitFinished(bench.window->runCode(QStringLiteral("print(total)"))));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("42")));
+}
+
+// What is typed into a context's untitled buffer, or into the buffer before there is a context,
+// is there after quitting and starting again.
+void tst_Workbench::untitledBufferSurvivesARelaunch()
+{
+    QTemporaryDir dir;
+    QString contextId;
+    {
+        Bench bench(dir.path());
+        QTest::keyClicks(bench.window->editor(), QStringLiteral("before any context"));
+    }
+    {
+        Bench bench(dir.path());
+        QCOMPARE(bench.window->editor()->text(), QStringLiteral("before any context"));
+        QVERIFY(bench.createPython());
+        contextId = bench.window->currentContextId();
+        CodeEditor *editor = bench.window->editor();
+        QCOMPARE(editor->contextId(), contextId);
+        editor->setFocus();
+        QTest::keyClick(editor, Qt::Key_End, Qt::ControlModifier);
+        QTest::keyClick(editor, Qt::Key_Return);
+        QTest::keyClicks(editor, QStringLiteral("kept = 'typed, never run'"));
+    }
+    Bench bench(dir.path());
+    QCOMPARE(bench.window->currentContextId(), contextId);
+    QCOMPARE(bench.window->editor()->text(), QStringLiteral("before any context\nkept = 'typed, never run'"));
+    // The buffer is the context's own: another context has an empty one.
+    QVERIFY(bench.createPython());
+    QVERIFY(bench.window->editor()->text().isEmpty());
+    bench.window->contextTree()->selectContext(contextId);
+    QCOMPARE(bench.window->editor()->text(), QStringLiteral("before any context\nkept = 'typed, never run'"));
+}
+
+// Closing a file's tab with unsaved changes asks: Cancel keeps the tab, Discard closes it and
+// leaves the file as it was.
+void tst_Workbench::closingAModifiedFileAsks()
+{
+    QTemporaryDir dir;
+    const QString path = writeFile(dir.filePath(QStringLiteral("notes.txt")), "as on disk\n");
+    Bench bench(dir.path());
+    bench.window->openFile(path);
+    CodeEditor *editor = bench.window->editor();
+    QCOMPARE(editor->filePath(), path);
+    editor->setFocus();
+    QTest::keyClicks(editor, QStringLiteral("changed "));
+    QVERIFY(editor->isModified());
+    bool asked = false;
+    answerBox(QStringLiteral("closeModifiedFile"), QStringLiteral("Cancel"), false, &asked);
+    QTest::keyClick(editor, Qt::Key_W, Qt::ControlModifier);
+    QVERIFY(asked);
+    QCOMPARE(bench.window->editor(), editor);
+
+    bench.activate();
+    answerBox(QStringLiteral("closeModifiedFile"), QStringLiteral("Discard"), false, &asked);
+    QTest::keyClick(editor, Qt::Key_W, Qt::ControlModifier);
+    QVERIFY(asked);
+    QVERIFY(!bench.window->editorTabs()->fileEditor(path));
+    QCOMPARE(readFile(path), QByteArray("as on disk\n"));
+}
+
+// Activating a text file in Files opens it in a tab of its own; the context's buffer keeps what
+// it had, and the file runs nowhere (it is not code).
+void tst_Workbench::filesPanelOpensTextInANewTab()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString contextId = bench.window->currentContextId();
+    CodeEditor *buffer = bench.window->editor();
+    QTest::keyClicks(buffer, QStringLiteral("x = 1"));
+    const auto workspace = bench.engine->workspaces().get(bench.window->currentWorkspace());
+    QVERIFY(workspace);
+    const QString path = writeFile(QDir(workspace->directory).filePath(QStringLiteral("readme.txt")),
+                                   "plain words\n");
+    emit bench.window->fileBrowser()->openRequested(path);
+    CodeEditor *opened = bench.window->editor();
+    QVERIFY(opened != buffer);
+    QCOMPARE(opened->filePath(), path);
+    QCOMPARE(opened->text(), QStringLiteral("plain words\n"));
+    QVERIFY(opened->contextId().isEmpty());
+    QVERIFY(opened->lexerHint().isEmpty());
+    QCOMPARE(buffer->text(), QStringLiteral("x = 1"));
+    QCOMPARE(bench.window->currentContextId(), contextId);
+    // Opening it again shows the same tab.
+    emit bench.window->fileBrowser()->openRequested(path);
+    QCOMPARE(bench.window->editorTabs()->count(), 2);
+    // A binary file is refused, not shown as text.
+    const QString binary = writeFile(QDir(workspace->directory).filePath(QStringLiteral("image.png")),
+                                     QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+    emit bench.window->fileBrowser()->openRequested(binary);
+    QCOMPARE(bench.window->editorTabs()->count(), 2);
+}
+
+// A file's language (from its extension) picks its context: with no context of that language,
+// the workbench offers to create one and binds the tab to it.
+void tst_Workbench::fileOfAnotherLanguageOffersAContext()
+{
+    QTemporaryDir dir;
+    const QString path = writeFile(dir.filePath(QStringLiteral("greet.sh")), "echo \"hi from bash\"\n");
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString python = bench.window->currentContextId();
+    bool asked = false;
+    QString text;
+    answerBox(QStringLiteral("offerContext"), QStringLiteral("Create a bash Context"), false, &asked, &text);
+    bench.window->openFile(path);
+    QVERIFY(asked);
+    QVERIFY2(text.contains(QStringLiteral("bash")), qPrintable(text));
+    CodeEditor *editor = bench.window->editor();
+    QCOMPARE(editor->filePath(), path);
+    QVERIFY(!editor->contextId().isEmpty());
+    QVERIFY(editor->contextId() != python);
+    QCOMPARE(bench.window->currentContextId(), editor->contextId());
+    QCOMPARE(bench.engine->contexts().get({}, editor->contextId())->language, QStringLiteral("bash"));
+    QCOMPARE(editor->lexerHint(), QStringLiteral("bash"));
+    bench.activate();
+    QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(waitFinished(bench.window->lastExecution()));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("hi from bash")));
+    // Back to the Python buffer: its tab shows again, and the tree follows the tabs.
+    bench.window->contextTree()->selectContext(python);
+    QCOMPARE(bench.window->editor()->contextId(), python);
+    bench.window->editorTabs()->setCurrentWidget(editor);
+    QCOMPARE(bench.window->currentContextId(), editor->contextId());
+}
+
+// "Copy to editor" from the history replaces the text as one step that Ctrl+Z undoes.
+void tst_Workbench::copyToEditorCanBeUndone()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    CodeEditor *editor = bench.window->editor();
+    editor->setFocus();
+    QTest::keyClicks(editor, QStringLiteral("work = 'not to lose'"));
+    emit bench.window->history()->copyToEditorRequested(QStringLiteral("print('from the history')"));
+    QCOMPARE(editor->text(), QStringLiteral("print('from the history')"));
+    QTest::keyClick(editor, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(editor->text(), QStringLiteral("work = 'not to lose'"));
+}
+
+// Ctrl+Enter with no context creates one in the default language, runs what was typed and
+// keeps it in the new context's buffer.
+void tst_Workbench::ctrlEnterWithoutAContextKeepsTheText()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.window->currentContextId().isEmpty());
+    CodeEditor *editor = bench.window->editor();
+    editor->setFocus();
+    QTest::keyClicks(editor, QStringLiteral("print('typed first')"));
+    QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
+    QVERIFY(!bench.window->currentContextId().isEmpty());
+    QVERIFY(waitFinished(bench.window->lastExecution()));
+    QCOMPARE(bench.window->editor(), editor);
+    QCOMPARE(editor->text(), QStringLiteral("print('typed first')"));
+    QCOMPARE(editor->contextId(), bench.window->currentContextId());
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("typed first")));
+}
+
+// Ctrl+Shift+R asks before it restarts; a restart writes a line into the output. "Don't ask
+// again" is remembered in the preferences.
+void tst_Workbench::restartAsksAndMarksTheOutput()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("state = 'precious'"))));
+    CodeEditor *editor = bench.window->editor();
+    const QString marker = QStringLiteral("restarted");
+
+    bool asked = false;
+    QString text;
+    answerBox(QStringLiteral("confirmRestart"), QStringLiteral("Cancel"), false, &asked, &text);
+    QTest::keyClick(editor, Qt::Key_R, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(asked);
+    QVERIFY2(text.contains(QStringLiteral("\"test\"")), qPrintable(text));
+    QVERIFY(!bench.window->output()->toPlainText().contains(marker));
+    QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("print(state)"))));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("precious")));
+
+    bench.activate();
+    answerBox(QStringLiteral("confirmRestart"), QStringLiteral("Restart"), true, &asked);
+    QTest::keyClick(editor, Qt::Key_R, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(asked);
+    QVERIFY(bench.window->output()->toPlainText().contains(marker));
+    QVERIFY(!bench.window->preferences().askBeforeRestart);
+    QSettings saved(QDir(dir.path()).filePath(QStringLiteral("workbench.ini")), QSettings::IniFormat);
+    QCOMPARE(saved.value(QStringLiteral("confirm/restart")).toBool(), false);
+
+    const core::ExecutionPtr after = bench.typeAndRun(QStringLiteral("print('state' in globals())"));
+    QVERIFY(waitFinished(after));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("False")));
+    // The line stays where it was when the transcript is drawn again.
+    bench.window->applyPreferences(bench.window->preferences());
+    const QString redrawn = bench.window->output()->toPlainText();
+    QVERIFY2(redrawn.indexOf(marker) > redrawn.indexOf(QStringLiteral("precious"))
+                     && redrawn.indexOf(marker) < redrawn.indexOf(QStringLiteral("False")),
+             qPrintable(redrawn));
+
+    // Not asked again.
+    bench.activate();
+    answerBox(QStringLiteral("confirmRestart"), QStringLiteral("Cancel"), false, &asked);
+    QTest::keyClick(editor, Qt::Key_R, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(!asked);
+    QCOMPARE(bench.window->output()->toPlainText().count(marker), 2);
+}
+
+// Delete asks, naming the context; Cancel keeps it.
+void tst_Workbench::deleteAsksNamingTheContext()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString id = bench.window->currentContextId();
+    bool asked = false;
+    QString text;
+    answerBox(QStringLiteral("confirmDelete"), QStringLiteral("Cancel"), false, &asked, &text);
+    QTest::keyClick(bench.window->editor(), Qt::Key_Delete, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(asked);
+    QVERIFY2(text.contains(QStringLiteral("\"test\"")), qPrintable(text));
+    QVERIFY(bench.engine->contexts().get({}, id));
+
+    bench.activate();
+    answerBox(QStringLiteral("confirmDelete"), QStringLiteral("Delete"), false, &asked);
+    QTest::keyClick(bench.window->editor(), Qt::Key_Delete, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(asked);
+    QVERIFY(!bench.engine->contexts().get({}, id));
+    QVERIFY(bench.window->preferences().askBeforeDelete);
+    QVERIFY(bench.window->editor()->contextId().isEmpty());
 }
 
 #include "tst_workbench.moc"
