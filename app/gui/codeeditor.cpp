@@ -22,6 +22,15 @@ namespace {
 
 constexpr int kCompletionListId = 1;
 
+// Scintilla markers of the cells: a band on each marker line, a line under the cell before it,
+// and a bar in the symbol margin along the current cell.
+constexpr int kCellBandMarker = 8;
+constexpr int kCellSeparatorMarker = 9;
+constexpr int kCurrentCellMarker = 10;
+constexpr int kCellMargin = 1;
+// Past this many lines the cells are still run, but not drawn as the text changes.
+constexpr int kMaxDrawnLines = 100'000;
+
 QsciLexer *createLexer(const QString &hint, QObject *parent)
 {
     if (hint == QLatin1String("python")) {
@@ -57,7 +66,13 @@ CodeEditor::CodeEditor(QWidget *parent)
     setCaretLineVisible(true);
     setMarginType(0, QsciScintilla::NumberMargin);
     setMarginLineNumbers(0, true);
-    setMarginWidth(1, 0);
+    setMarginType(kCellMargin, QsciScintilla::SymbolMargin);
+    setMarginWidth(kCellMargin, 4);
+    setMarginMarkerMask(kCellMargin, 1 << kCurrentCellMarker);
+    setMarginMarkerMask(0, 0);
+    markerDefine(QsciScintilla::Background, kCellBandMarker);
+    markerDefine(QsciScintilla::Underline, kCellSeparatorMarker);
+    markerDefine(QsciScintilla::FullRectangle, kCurrentCellMarker);
     setFolding(QsciScintilla::NoFoldStyle);
     setEolMode(QsciScintilla::EolUnix);
     setWrapMode(QsciScintilla::WrapNone);
@@ -68,6 +83,8 @@ CodeEditor::CodeEditor(QWidget *parent)
     SendScintilla(SCI_SETSCROLLWIDTHTRACKING, true);
 
     connect(this, &QsciScintilla::linesChanged, this, &CodeEditor::updateMarginWidth);
+    connect(this, &QsciScintilla::textChanged, this, &CodeEditor::updateCellMarks);
+    connect(this, &QsciScintilla::cursorPositionChanged, this, &CodeEditor::updateCurrentCellMark);
     connect(this, &QsciScintilla::userListActivated, this, [this](int id, const QString &chosen) {
         if (id != kCompletionListId)
             return;
@@ -93,6 +110,7 @@ void CodeEditor::setLexerHint(const QString &hint)
     delete old;
     setEditorFont(m_font);
     applyPalette();
+    updateCellMarks();
 }
 
 void CodeEditor::setEditorFont(const QFont &font)
@@ -141,6 +159,23 @@ void CodeEditor::applyPalette()
     setUnmatchedBraceBackgroundColor(base);
     setIndentationGuidesBackgroundColor(base);
     setIndentationGuidesForegroundColor(Themes::mutedColour(pal));
+    applyCellColours();
+}
+
+void CodeEditor::applyCellColours()
+{
+    const QPalette pal = QApplication::palette();
+    const QColor base = pal.color(QPalette::Base);
+    const QColor highlight = pal.color(QPalette::Highlight);
+    // A band faint enough that the marker line's text keeps its contrast.
+    const auto mix = [](const QColor &a, const QColor &b, double t) {
+        return QColor::fromRgbF(float(a.redF() * (1 - t) + b.redF() * t), float(a.greenF() * (1 - t) + b.greenF() * t),
+                                float(a.blueF() * (1 - t) + b.blueF() * t));
+    };
+    setMarkerBackgroundColor(mix(base, highlight, Themes::isDark(pal) ? 0.28 : 0.14), kCellBandMarker);
+    setMarkerBackgroundColor(mix(base, highlight, 0.55), kCellSeparatorMarker);
+    setMarkerForegroundColor(highlight, kCurrentCellMarker);
+    setMarkerBackgroundColor(highlight, kCurrentCellMarker);
 }
 
 bool CodeEditor::event(QEvent *event)
@@ -167,7 +202,110 @@ void CodeEditor::changeEvent(QEvent *event)
 
 QString CodeEditor::codeToRun() const
 {
-    return hasSelectedText() ? selectedText() : text();
+    if (hasSelectedText())
+        return selectedText();
+    const Cells::Cell cell = currentCell();
+    QStringList lines;
+    for (int line = cell.first; line <= cell.last; ++line)
+        lines.append(text(line));
+    QString code = lines.join(QString());
+    // text(line) keeps each line's end; the cell's own last one is not code.
+    while (code.endsWith(QLatin1Char('\n')) || code.endsWith(QLatin1Char('\r')))
+        code.chop(1);
+    return code;
+}
+
+QString CodeEditor::lineToRun() const
+{
+    if (hasSelectedText())
+        return selectedText();
+    int line = 0, index = 0;
+    getCursorPosition(&line, &index);
+    QString code = text(line);
+    while (code.endsWith(QLatin1Char('\n')) || code.endsWith(QLatin1Char('\r')))
+        code.chop(1);
+    return code;
+}
+
+QList<Cells::Cell> CodeEditor::cells() const
+{
+    return Cells::split(text().split(QLatin1Char('\n')), Cells::commentPrefix(m_hint));
+}
+
+Cells::Cell CodeEditor::currentCell() const
+{
+    int line = 0, index = 0;
+    getCursorPosition(&line, &index);
+    return Cells::at(cells(), line);
+}
+
+void CodeEditor::moveToNextCell()
+{
+    const Cells::Cell cell = currentCell();
+    const int lastLine = lines() - 1;
+    if (cell.last >= lastLine) {
+        setCursorPosition(lastLine, text(lastLine).size());
+        return;
+    }
+    // Into the next cell's body, past its marker line when it has a body.
+    const Cells::Cell next = Cells::at(cells(), cell.last + 1);
+    const int line = next.hasMarker && next.last > next.first ? next.first + 1 : next.first;
+    setCursorPosition(line, 0);
+    ensureLineVisible(line);
+}
+
+void CodeEditor::moveToNextLine()
+{
+    int line = 0, index = 0;
+    getCursorPosition(&line, &index);
+    if (line + 1 < lines())
+        setCursorPosition(line + 1, 0);
+    else
+        setCursorPosition(line, text(line).size());
+    ensureCursorVisible();
+}
+
+QList<int> CodeEditor::cellBandLines() const
+{
+    QList<int> result;
+    auto *self = const_cast<CodeEditor *>(this);
+    for (int line = self->markerFindNext(0, 1 << kCellBandMarker); line >= 0;
+         line = self->markerFindNext(line + 1, 1 << kCellBandMarker))
+        result.append(line);
+    return result;
+}
+
+void CodeEditor::updateCellMarks()
+{
+    markerDeleteAll(kCellBandMarker);
+    markerDeleteAll(kCellSeparatorMarker);
+    if (lines() <= kMaxDrawnLines) {
+        for (const Cells::Cell &cell : cells()) {
+            if (!cell.hasMarker)
+                continue;
+            markerAdd(cell.first, kCellBandMarker);
+            if (cell.first > 0)
+                markerAdd(cell.first - 1, kCellSeparatorMarker);
+        }
+    }
+    m_currentCellFirst = m_currentCellLast = -1;
+    updateCurrentCellMark();
+}
+
+void CodeEditor::updateCurrentCellMark()
+{
+    if (lines() > kMaxDrawnLines)
+        return;
+    const QList<Cells::Cell> all = cells();
+    // Only a text with cells has a current one worth marking.
+    const Cells::Cell cell = all.size() > 1 ? currentCell() : Cells::Cell{-1, -1, false};
+    if (cell.first == m_currentCellFirst && cell.last == m_currentCellLast)
+        return;
+    markerDeleteAll(kCurrentCellMarker);
+    m_currentCellFirst = cell.first;
+    m_currentCellLast = cell.last;
+    for (int line = cell.first; line >= 0 && line <= cell.last; ++line)
+        markerAdd(line, kCurrentCellMarker);
 }
 
 void CodeEditor::replaceTextUndoable(const QString &replacement)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "cells.h"
+
 #include <Qsci/qsciscintilla.h>
 
 #include <QKeySequence>
@@ -32,8 +34,19 @@ public:
     // Re-derives every colour from the current palette (after a theme change).
     void applyPalette();
 
-    // The selection if there is one, else the whole text.
+    // The selection if there is one, else the cell under the cursor (the whole text when it
+    // has no cell markers; see Cells).
     QString codeToRun() const;
+    // The selection if there is one, else the cursor's line.
+    QString lineToRun() const;
+    QList<Cells::Cell> cells() const;
+    Cells::Cell currentCell() const;
+    // Puts the cursor on the first line after the current cell (the end when it is the last).
+    void moveToNextCell();
+    // Puts the cursor at the start of the next line (the end of the text on the last one).
+    void moveToNextLine();
+    // The lines drawn as a cell's band (its marker line), for tests and screenshots.
+    QList<int> cellBandLines() const;
 
     // Replaces the whole text as one undoable step (Ctrl+Z brings the old text back), unlike
     // setText(), which also empties the undo stack.
@@ -64,11 +77,15 @@ protected:
 
 private:
     void updateMarginWidth();
+    void updateCellMarks();
+    void updateCurrentCellMark();
+    void applyCellColours();
 
     QString m_hint;
     QString m_filePath, m_workspace, m_contextId;
     QFont m_font;
     int m_replaceLength = 0;
+    int m_currentCellFirst = -1, m_currentCellLast = -1;
 };
 
 } // namespace replhost::gui

@@ -303,11 +303,25 @@ void WorkbenchWindow::buildActions()
             createContext(dialog.request());
     });
     newContext->setIcon(style()->standardIcon(QStyle::SP_FileIcon));
-    QAction *run = addAction(QStringLiteral("actionRun"), tr("&Run"),
+    QAction *run = addAction(QStringLiteral("actionRun"), tr("&Run Cell"),
                              {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)},
-                             tr("Run the editor's text, or the selection, in the context"),
+                             tr("Run the cell under the cursor (# %% or // %% lines delimit cells; "
+                                "without them, the whole text), or the selection"),
                              [this] { runEditor(); });
     run->setIcon(ActionIcons::run());
+    QAction *runAdvance = addAction(QStringLiteral("actionRunAdvance"), tr("Run Cell and &Advance"),
+                                    {QKeySequence(Qt::SHIFT | Qt::Key_Return), QKeySequence(Qt::SHIFT | Qt::Key_Enter)},
+                                    tr("Run the cell (or the selection) and go to the next cell"),
+                                    [this] { runCellAndAdvance(); });
+    QAction *runLineAction = addAction(QStringLiteral("actionRunLine"), tr("Run &Line"), {QKeySequence(Qt::Key_F9)},
+                                       tr("Run the cursor's line (or the selection) and go to the next line"),
+                                       [this] { runLine(); });
+    QAction *runAllAction = addAction(QStringLiteral("actionRunAll"), tr("Run A&ll"), {QKeySequence(Qt::Key_F5)},
+                                      tr("Run the tab's whole text"), [this] { runAll(); });
+    QAction *restartRunAll = addAction(QStringLiteral("actionRestartRunAll"), tr("Restart and Run All"),
+                                       {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F5)},
+                                       tr("Restart the context, then run the tab's whole text"),
+                                       [this] { restartAndRunAll(); });
     QAction *interrupt = addAction(QStringLiteral("actionInterrupt"), tr("&Interrupt"),
                                    {QKeySequence(Qt::Key_Escape)},
                                    tr("Interrupt the running code; the context keeps its state"),
@@ -315,7 +329,7 @@ void WorkbenchWindow::buildActions()
     interrupt->setIcon(ActionIcons::interrupt());
     QAction *restart = addAction(QStringLiteral("actionRestart"), tr("Re&start"),
                                  {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R)},
-                                 tr("Start a fresh interpreter for the context (its state is lost)"),
+                                 tr("Start a fresh interpreter for the context (it asks first: the state is lost)"),
                                  [this] { restartCurrent(); });
     restart->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
     QAction *rename = addAction(QStringLiteral("actionRename"), tr("Re&name…"),
@@ -458,7 +472,8 @@ void WorkbenchWindow::buildActions()
     fileMenu->addActions({preferences});
     fileMenu->addSeparator();
     fileMenu->addAction(quit);
-    contextMenu->addActions({newContext, run, interrupt, restart, rename, remove});
+    contextMenu->addActions({newContext, run, runAdvance, runLineAction, runAllAction, interrupt, restart,
+                             restartRunAll, rename, remove});
     contextMenu->addSeparator();
     contextMenu->addAction(workspaceSettings);
     contextMenu->addSeparator();
@@ -701,6 +716,48 @@ void WorkbenchWindow::runEditor()
     runCode(editor()->codeToRun());
 }
 
+void WorkbenchWindow::runCellAndAdvance()
+{
+    CodeEditor *current = editor();
+    const bool selection = current->hasSelectedText();
+    if (!runCode(current->codeToRun()))
+        return;
+    if (selection) {
+        int line = 0, index = 0, endLine = 0, endIndex = 0;
+        current->getSelection(&line, &index, &endLine, &endIndex);
+        current->setCursorPosition(endLine, endIndex);
+    }
+    current->moveToNextCell();
+}
+
+void WorkbenchWindow::runLine()
+{
+    CodeEditor *current = editor();
+    const bool selection = current->hasSelectedText();
+    if (!runCode(current->lineToRun()))
+        return;
+    if (!selection)
+        current->moveToNextLine();
+}
+
+void WorkbenchWindow::runAll()
+{
+    runCode(editor()->text());
+}
+
+void WorkbenchWindow::restartAndRunAll()
+{
+    const QString code = editor()->text();
+    if (code.trimmed().isEmpty()) {
+        statusBar()->showMessage(tr("Nothing to run."), 3000);
+        return;
+    }
+    // Without a context there is nothing to restart: the run creates one.
+    if (!m_contextId.isEmpty() && !restartCurrent())
+        return;
+    runCode(code);
+}
+
 void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
 {
     m_history->noteExecution(execution);  // also when known: its row's status changed
@@ -826,26 +883,27 @@ bool WorkbenchWindow::confirm(const QString &objectName, const QString &title, c
     return true;
 }
 
-void WorkbenchWindow::restartCurrent()
+bool WorkbenchWindow::restartCurrent()
 {
     if (m_contextId.isEmpty())
-        return;
+        return false;
     const QString workspace = m_workspace, id = m_contextId;
     const auto info = m_engine.contexts().get(workspace, id);
     const QString name = info ? ContextTree::displayName(*info) : id;
     if (!confirm(QStringLiteral("confirmRestart"), tr("Restart Context"),
                  tr("Restart \"%1\"? Its variables, imports and definitions are lost.").arg(name),
                  tr("Restart"), &WorkbenchSettings::askBeforeRestart))
-        return;
+        return false;
     if (auto r = m_engine.contexts().restart(workspace, id); !r) {
         statusBar()->showMessage(tr("Cannot restart: %1").arg(r.error().message), 8000);
-        return;
+        return false;
     }
     const QList<core::ExecutionPtr> transcript = m_transcripts.value(id);
     m_restartsAfter[id].append(transcript.isEmpty() ? QString() : transcript.last()->id());
     if (id == m_contextId)
         m_output->addNote(tr("— restarted: a fresh interpreter, the state above is gone —"));
     statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
+    return true;
 }
 
 void WorkbenchWindow::renameCurrent()

@@ -59,11 +59,19 @@ public:
     // Runs `code` in the selected context (creating a default-language context when there is
     // none). The execution is returned at once; its output streams into the view.
     core::ExecutionPtr runCode(const QString &code);
+    // The run units of the current tab: the cell under the cursor or the selection (runEditor,
+    // Ctrl+Enter); the same, then the cursor goes to the next cell (Shift+Enter); the line or the
+    // selection, then the next line (F9); the whole text (F5); and a restart before it.
     void runEditor();
+    void runCellAndAdvance();
+    void runLine();
+    void runAll();
+    void restartAndRunAll();
     void interruptCurrent();
     // Restart and delete ask first (with "Don't ask again", kept in the preferences); a restart
     // writes a "restarted" line into the output.
-    void restartCurrent();
+    // False when nothing was restarted (refused, or the user said no).
+    bool restartCurrent();
     // Asks for a new name for the selected context.
     void renameCurrent();
     void deleteCurrent(bool confirm = true);

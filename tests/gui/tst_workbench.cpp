@@ -222,6 +222,9 @@ private slots:
     void ctrlEnterWithoutAContextKeepsTheText();
     void restartAsksAndMarksTheOutput();
     void deleteAsksNamingTheContext();
+    void shiftEnterRunsTheCellAndAdvances();
+    void f9RunsTheLineAndMovesOn();
+    void restartAndRunAllStartsFresh();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -989,6 +992,88 @@ void tst_Workbench::deleteAsksNamingTheContext()
     QVERIFY(!bench.engine->contexts().get({}, id));
     QVERIFY(bench.window->preferences().askBeforeDelete);
     QVERIFY(bench.window->editor()->contextId().isEmpty());
+}
+
+// Shift+Enter runs the cell under the cursor and puts the cursor in the next one; Ctrl+Enter
+// runs the cell and stays.
+void tst_Workbench::shiftEnterRunsTheCellAndAdvances()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    CodeEditor *editor = bench.window->editor();
+    editor->setText(QStringLiteral("# %% one\nprint('cell one')\n# %% two\nprint('cell two')\n# %% three\nprint('cell three')"));
+    editor->setFocus();
+    editor->setCursorPosition(1, 3);
+    QTest::keyClick(editor, Qt::Key_Return, Qt::ShiftModifier);
+    core::ExecutionPtr run = bench.window->lastExecution();
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->code(), QStringLiteral("# %% one\nprint('cell one')"));
+    int line = 0, index = 0;
+    editor->getCursorPosition(&line, &index);
+    QCOMPARE(line, 3);
+    QCOMPARE(editor->text(), QStringLiteral("# %% one\nprint('cell one')\n# %% two\nprint('cell two')\n# %% three\nprint('cell three')"));
+
+    QTest::keyClick(editor, Qt::Key_Return, Qt::ShiftModifier);
+    run = bench.window->lastExecution();
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->code(), QStringLiteral("# %% two\nprint('cell two')"));
+    editor->getCursorPosition(&line, &index);
+    QCOMPARE(line, 5);
+
+    QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
+    run = bench.window->lastExecution();
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->code(), QStringLiteral("# %% three\nprint('cell three')"));
+    editor->getCursorPosition(&line, &index);
+    QCOMPARE(line, 5);
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("cell three")));
+}
+
+// F9 runs the cursor's line and moves to the next one; with a selection, the selection.
+void tst_Workbench::f9RunsTheLineAndMovesOn()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    CodeEditor *editor = bench.window->editor();
+    editor->setText(QStringLiteral("a = 20\nb = a + 22\nprint(b)"));
+    editor->setFocus();
+    editor->setCursorPosition(0, 0);
+    for (const QString &expected : {QStringLiteral("a = 20"), QStringLiteral("b = a + 22"), QStringLiteral("print(b)")}) {
+        QTest::keyClick(editor, Qt::Key_F9);
+        const core::ExecutionPtr run = bench.window->lastExecution();
+        QVERIFY(waitFinished(run));
+        QCOMPARE(run->code(), expected);
+    }
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("42")));
+    editor->setSelection(1, 4, 1, 10);
+    QTest::keyClick(editor, Qt::Key_F9);
+    QVERIFY(waitFinished(bench.window->lastExecution()));
+    QCOMPARE(bench.window->lastExecution()->code(), QStringLiteral("a + 22"));
+}
+
+// F5 runs the whole text, cells and all; Restart and Run All does it in a fresh interpreter.
+void tst_Workbench::restartAndRunAllStartsFresh()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("leftover = 1"))));
+    CodeEditor *editor = bench.window->editor();
+    editor->setText(QStringLiteral("# %%\nseen = 'leftover' in globals()\n# %%\nprint('fresh:', not seen)"));
+    editor->setCursorPosition(1, 0);
+    QTest::keyClick(editor, Qt::Key_F5);
+    QVERIFY(waitFinished(bench.window->lastExecution()));
+    QCOMPARE(bench.window->lastExecution()->code(), editor->text());
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("fresh: False")));
+
+    bool asked = false;
+    answerBox(QStringLiteral("confirmRestart"), QStringLiteral("Restart"), false, &asked);
+    QTest::keyClick(editor, Qt::Key_F5, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(asked);
+    QVERIFY(waitFinished(bench.window->lastExecution()));
+    QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("fresh: True")));
 }
 
 #include "tst_workbench.moc"

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// The code editor on its own (no engine): run units and their bands, as each language writes
+// its cell markers.
+#include "gui/cells.h"
+#include "gui/codeeditor.h"
+
+#include <QTest>
+
+using namespace replhost::gui;
+
+Q_DECLARE_METATYPE(QList<int>)
+
+class tst_CodeEditor : public QObject {
+    Q_OBJECT
+private slots:
+    void cellsAreFoundInEachLanguage_data();
+    void cellsAreFoundInEachLanguage();
+    void cellsAreDrawnAsBands();
+    void codeToRunIsTheCellUnderTheCursor();
+    void plainTextHasNoCells();
+};
+
+// Each row: the lexer hint, the text, and the first line of each cell found.
+void tst_CodeEditor::cellsAreFoundInEachLanguage_data()
+{
+    QTest::addColumn<QString>("lexer");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QList<int>>("firsts");
+
+    QTest::newRow("python #%%") << "python" << "import os\n#%%\nx = 1\n#%% second\ny = 2" << QList<int>{0, 1, 3};
+    QTest::newRow("python # %% from the start") << "python" << "# %%\nx = 1\n# %%\ny = 2" << QList<int>{0, 2};
+    QTest::newRow("python # In[ ] (Jupyter's export)")
+            << "python" << "# In[ ]:\nx = 1\n\n\n# In[12]:\ny = 2" << QList<int>{0, 4};
+    QTest::newRow("python indented marker") << "python" << "x = 1\n    # %%\ny = 2" << QList<int>{0, 1};
+    QTest::newRow("python: // is not a comment") << "python" << "x = 1\n// %%\ny = 2" << QList<int>{0};
+    QTest::newRow("python: # In[x] is not a marker") << "python" << "x = 1\n# In[x]\ny = 2" << QList<int>{0};
+    QTest::newRow("python: a comment that mentions %% later") << "python" << "# see %%\nx = 1" << QList<int>{0};
+    QTest::newRow("bash") << "bash" << "#!/bin/bash\n# %%\necho a\n# %% two\necho b" << QList<int>{0, 1, 3};
+    QTest::newRow("perl") << "perl" << "#%%\nprint 1;\n#%%\nprint 2;" << QList<int>{0, 2};
+    QTest::newRow("javascript // %%") << "javascript" << "// %%\nlet a = 1\n//%%\na" << QList<int>{0, 2};
+    QTest::newRow("javascript // In[ ]") << "javascript" << "let a = 1\n// In[ ]\na" << QList<int>{0, 1};
+    QTest::newRow("javascript: # is not a comment") << "javascript" << "let a = 1\n# %%\na" << QList<int>{0};
+    QTest::newRow("java") << "java" << "// %% setup\nint a = 1;\n// %% use\nSystem.out.println(a);" << QList<int>{0, 2};
+    QTest::newRow("go") << "go" << "x := 1\n// %%\nfmt.Println(x)" << QList<int>{0, 1};
+    QTest::newRow("no markers: one cell") << "python" << "x = 1\ny = 2" << QList<int>{0};
+}
+
+void tst_CodeEditor::cellsAreFoundInEachLanguage()
+{
+    QFETCH(QString, lexer);
+    QFETCH(QString, text);
+    QFETCH(QList<int>, firsts);
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    const QList<Cells::Cell> cells = Cells::split(lines, Cells::commentPrefix(lexer));
+    QList<int> found;
+    for (const Cells::Cell &cell : cells)
+        found.append(cell.first);
+    QCOMPARE(found, firsts);
+    // The cells cover the text, in order, without gaps.
+    QCOMPARE(cells.first().first, 0);
+    QCOMPARE(cells.last().last, int(lines.size()) - 1);
+    for (qsizetype i = 1; i < cells.size(); ++i)
+        QCOMPARE(cells.at(i).first, cells.at(i - 1).last + 1);
+}
+
+void tst_CodeEditor::cellsAreDrawnAsBands()
+{
+    CodeEditor editor;
+    editor.setLexerHint(QStringLiteral("python"));
+    editor.setText(QStringLiteral("import os\n# %%\nx = 1\n# %% plot\ny = 2\n"));
+    QCOMPARE(editor.cellBandLines(), (QList<int>{1, 3}));
+    // The bands follow edits.
+    editor.setCursorPosition(4, 0);
+    editor.insert(QStringLiteral("# In[ ]:\n"));
+    QCOMPARE(editor.cellBandLines(), (QList<int>{1, 3, 4}));
+    // And the language: under the JavaScript lexer a "#" line is not a marker.
+    editor.setLexerHint(QStringLiteral("javascript"));
+    QVERIFY(editor.cellBandLines().isEmpty());
+}
+
+void tst_CodeEditor::codeToRunIsTheCellUnderTheCursor()
+{
+    CodeEditor editor;
+    editor.setLexerHint(QStringLiteral("python"));
+    editor.setText(QStringLiteral("a = 1\n# %% second\nb = 2\nc = 3\n# %%\nd = 4"));
+    editor.setCursorPosition(0, 0);
+    QCOMPARE(editor.codeToRun(), QStringLiteral("a = 1"));
+    editor.setCursorPosition(3, 2);
+    QCOMPARE(editor.codeToRun(), QStringLiteral("# %% second\nb = 2\nc = 3"));
+    QCOMPARE(editor.lineToRun(), QStringLiteral("c = 3"));
+    editor.moveToNextCell();
+    int line = 0, index = 0;
+    editor.getCursorPosition(&line, &index);
+    QCOMPARE(line, 5);
+    QCOMPARE(editor.codeToRun(), QStringLiteral("# %%\nd = 4"));
+    // The selection wins over the cell.
+    editor.setSelection(2, 0, 2, 5);
+    QCOMPARE(editor.codeToRun(), QStringLiteral("b = 2"));
+    QCOMPARE(editor.lineToRun(), QStringLiteral("b = 2"));
+}
+
+void tst_CodeEditor::plainTextHasNoCells()
+{
+    CodeEditor editor;
+    editor.setText(QStringLiteral("# %%\nnot code\n# %%\n"));
+    QVERIFY(editor.cellBandLines().isEmpty());
+    QCOMPARE(editor.codeToRun(), QStringLiteral("# %%\nnot code\n# %%"));
+}
+
+QTEST_MAIN(tst_CodeEditor)
+
+#include "tst_codeeditor.moc"
