@@ -327,6 +327,22 @@ void tst_ScaleOut::everySurfaceOfAWorkspaceIsAnsweredByItsInstance()
         QCOMPARE(e2b.body, QStringLiteral("note %1").arg(i).toUtf8());
 
         QVERIFY(check(api.get(QStringLiteral("/opensandbox/execd/%1/ping").arg(name)), 200, "OpenSandbox execd"));
+
+        // MCP's one path names no workspace: the field does, and the tool acts in that workspace.
+        const QJsonObject call{
+                {"jsonrpc", "2.0"}, {"id", i}, {"method", "tools/call"},
+                {"params", QJsonObject{{"name", "run_code"},
+                                       {"arguments", QJsonObject{{"context_id", id}, {"code", "x + 1"}}},
+                                       {"_meta", QJsonObject{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                                                             {"io.modelcontextprotocol/clientCapabilities", QJsonObject{}}}}}}};
+        const ApiClient::Response mcp = api.request(
+                "POST", QStringLiteral("/mcp"), QJsonDocument(call).toJson(QJsonDocument::Compact),
+                routedTo(name) + Headers{{"Accept", "application/json, text/event-stream"},
+                                         {"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"},
+                                         {"Mcp-Name", "run_code"}});
+        QVERIFY(check(mcp, 200, "MCP"));
+        QCOMPARE(mcp.object().value("result").toObject().value("structuredContent").toObject().value("result").toString(),
+                 QString::number(i + 1));
     }
 }
 

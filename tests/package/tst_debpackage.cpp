@@ -98,6 +98,7 @@ private slots:
         QTest::newRow("sdk library") << "replhost" << "usr/lib/libreplhost-sdk.so.1";
         QTest::newRow("user unit") << "replhost" << "usr/lib/systemd/user/replhost-server.service";
         QTest::newRow("copyright") << "replhost" << "usr/share/doc/replhost/copyright";
+        QTest::newRow("nginx example") << "replhost" << "usr/share/doc/replhost/examples/nginx/replhost.conf";
         QTest::newRow("headers") << "replhost-sdk-dev" << "usr/include/replhost/sdk/session.h";
         QTest::newRow("link library") << "replhost-sdk-dev" << "usr/lib/libreplhost-sdk.so";
         QTest::newRow("cmake package") << "replhost-sdk-dev" << "usr/lib/cmake/ReplHostSdk/ReplHostSdkConfig.cmake";

@@ -73,6 +73,9 @@ private slots:
         QTest::newRow("readme") << "share/doc/replhost/README.md";
         QTest::newRow("http api") << "share/doc/replhost/http-api.md";
         QTest::newRow("plugin guide") << "share/doc/replhost-sdk-dev/plugin-sdk.md";
+        QTest::newRow("nginx example") << "share/doc/replhost/examples/nginx/replhost.conf";
+        QTest::newRow("kubernetes example") << "share/doc/replhost/examples/kubernetes/kustomization.yaml";
+        QTest::newRow("rebalance example") << "share/doc/replhost/examples/kubernetes/rebalance";
     }
 
     void layoutHasEveryPart()
