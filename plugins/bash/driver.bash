@@ -523,7 +523,7 @@ __rh_finish() {
     if [[ $__rh_en ]]; then
         __rh_status=error
     elif [[ $__rh_intr ]]; then
-        __rh_status=interrupted __rh_en=KeyboardInterrupt __rh_ev="interrupted (exit status $__rh_st)"
+        __rh_status=interrupted __rh_en=Interrupted __rh_ev="interrupted by SIGINT (exit status $__rh_st)"
     elif (( __rh_st == 0 )); then
         __rh_status=ok
     else

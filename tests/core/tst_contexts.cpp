@@ -847,6 +847,32 @@ private slots:
         interruptKeepsState(language, setup, code, check, expected);
     }
 
+    // An interrupted run's error says so in the language's own words, not in another's.
+    void interruptIsNamedAsTheLanguageNamesIt_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("ename");
+        QTest::newRow("python") << "python" << "import time\ntime.sleep(30)" << "KeyboardInterrupt";
+        QTest::newRow("bash") << "bash" << "sleep 30" << "Interrupted";
+    }
+
+    void interruptIsNamedAsTheLanguageNamesIt()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, code);
+        QFETCH(QString, ename);
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr busy = start(context, code);
+        QVERIFY(busy);
+        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(busy, "started"), kRunTimeout);
+        QVERIFY(contexts().interruptExecution(busy->id()).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(busy->isFinished(), kPromptly);
+        VERIFY_EXEC(busy->status() == "interrupted", busy);
+        QCOMPARE(firstErrorName(busy), ename);
+    }
+
     // At exit a running execution is interrupted rather than killed: it ends as interrupted runs
     // do, with what it wrote in its last instant (here from a `finally`) recorded before its done.
     // What waits in the queue never starts, and nothing new is taken once the exit has begun.
