@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <optional>
+#include <vector>
 
 namespace replhost::core {
 
@@ -89,7 +90,19 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
     QJsonObject result;
     QJsonObject error;
     bool hasError = false;
-    std::optional<JsonWriter> displays;  // most runs display nothing: "[]" then
+    // What the run shows at its end: updates replace the data of the display they name, a
+    // clear drops what was shown before it (a waiting clear when the next output comes).
+    struct Shown {
+        QJsonValue data;
+        QString displayId;
+    };
+    std::vector<Shown> shown;
+    bool clearPending = false;
+    const auto applyPendingClear = [&] {
+        if (clearPending)
+            shown.clear();
+        clearPending = false;
+    };
     const int count = execution.eventCount();
     // About what a short event takes (its execution id alone is some 40 bytes), so that the
     // array of a few events is allocated once.
@@ -104,18 +117,32 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
         for (const Event &e : std::as_const(*page)) {
             switch (e.kind) {
             case Event::Kind::Stream:
+                applyPendingClear();
                 (e.fields.value(QLatin1String("name")).toString() == QLatin1String("stderr") ? err : out)
                         += e.fields.value(QLatin1String("text")).toString();
                 break;
             case Event::Kind::Result:
+                applyPendingClear();
                 result = e.fields.value(QLatin1String("data")).toObject();
                 break;
-            case Event::Kind::Display:
-                if (displays)
-                    displays->raw(',');
-                else
-                    displays.emplace().raw('[');
-                displays->value(e.fields.value(QLatin1String("data")));
+            case Event::Kind::Display: {
+                const QString displayId = e.fields.value(QLatin1String("display_id")).toString();
+                const QJsonValue data = e.fields.value(QLatin1String("data"));
+                if (e.fields.value(QLatin1String("update")).toBool()) {
+                    // An update of a display of an earlier run changes nothing shown here.
+                    for (Shown &display : shown)
+                        if (display.displayId == displayId)
+                            display.data = data;
+                    break;
+                }
+                applyPendingClear();
+                shown.push_back({data, displayId});
+                break;
+            }
+            case Event::Kind::ClearOutput:
+                clearPending = true;
+                if (!e.fields.value(QLatin1String("wait")).toBool())
+                    applyPendingClear();
                 break;
             case Event::Kind::Error:
                 error = {};
@@ -143,9 +170,17 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
         }
         next += int(page->size());
     }
+    events.raw(']');
+    std::optional<JsonWriter> displays;  // most runs display nothing: "[]" then
+    for (const Shown &display : shown) {
+        if (displays)
+            displays->raw(',');
+        else
+            displays.emplace().raw('[');
+        displays->value(display.data);
+    }
     if (displays)
         displays->raw(']');
-    events.raw(']');
 
     // Keys in the order QJsonDocument would write them (sorted), so the document reads the same.
     JsonWriter doc(512 + 3 * (out.size() + err.size()) + events.size()

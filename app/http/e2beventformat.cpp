@@ -80,9 +80,14 @@ QList<QJsonObject> E2bEventFormat::translate(const sdk::Event &event, const QDat
         break;
     case sdk::Event::Kind::Result:
     case sdk::Event::Kind::Display:
+        // E2B has no updates of a display: its results are the displays as first shown.
+        if (fields.value(QLatin1String("update")).toBool())
+            break;
         lines.append(result(fields.value(QLatin1String("data")).toObject(),
                             event.kind == sdk::Event::Kind::Result));
         break;
+    case sdk::Event::Kind::ClearOutput:
+        break;  // nor clearing: results already sent stay with the client
     case sdk::Event::Kind::Error: {
         QStringList traceback;
         for (const QJsonValue &line : fields.value(QLatin1String("traceback")).toArray())

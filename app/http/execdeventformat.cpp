@@ -139,7 +139,12 @@ QList<QJsonObject> ExecdEventFormat::translate(const sdk::Event &source, qint64 
     switch (source.kind) {
     case sdk::Event::Kind::Stream:
         break;
+    case sdk::Event::Kind::ClearOutput:
+        break;  // OpenSandbox has no clearing of what was sent
     case sdk::Event::Kind::Display: {
+        // Nor updates of a display: its results are the displays as first shown.
+        if (fields.value(QStringLiteral("update")).toBool())
+            break;
         QJsonObject json = event("result", nowMs);
         json.insert(QStringLiteral("results"), results(fields.value(QStringLiteral("data")).toObject()));
         out.append(json);

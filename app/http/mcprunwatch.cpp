@@ -35,7 +35,10 @@ void McpRunWatch::answer(const core::ExecutionPtr &execution, const McpCallPtr &
                                  break;
                              }
                              case sdk::Event::Kind::Display:
-                                 message = QStringLiteral("[display %1]").arg(
+                                 message = (event.fields.value(QLatin1String("update")).toBool()
+                                                    ? QStringLiteral("[display update %1]")
+                                                    : QStringLiteral("[display %1]"))
+                                                   .arg(
                                          event.fields.value(QLatin1String("data")).toObject().keys().join(
                                                  QStringLiteral(", ")));
                                  break;
@@ -44,6 +47,7 @@ void McpRunWatch::answer(const core::ExecutionPtr &execution, const McpCallPtr &
                                          event.fields.value(QLatin1String("ename")).toString());
                                  break;
                              case sdk::Event::Kind::Other:
+                             case sdk::Event::Kind::ClearOutput:
                                  message = QStringLiteral("[%1]").arg(event.type);  // truncated, restored, …
                                  break;
                              case sdk::Event::Kind::Started:

@@ -114,9 +114,21 @@ nl::json ReplhostInterpreter::execute_request_impl(int executionCounter, const s
                     if (!silent)
                         publish_stream(text(data, "name") == "stderr" ? "stderr" : "stdout", text(data, "text"));
                 } else if (event.type == "display") {
+                    if (!silent) {
+                        // A display_id travels in `transient`, as Jupyter frontends look for it there.
+                        nl::json transient = nl::json::object();
+                        if (data.contains("display_id") && data["display_id"].is_string())
+                            transient["display_id"] = data["display_id"];
+                        nl::json bundle = data.value("data", nl::json::object());
+                        nl::json metadata = data.value("metadata", nl::json::object());
+                        if (data.value("update", false) && transient.contains("display_id"))
+                            update_display_data(std::move(bundle), std::move(metadata), std::move(transient));
+                        else
+                            display_data(std::move(bundle), std::move(metadata), std::move(transient));
+                    }
+                } else if (event.type == "clear_output") {
                     if (!silent)
-                        display_data(data.value("data", nl::json::object()), data.value("metadata", nl::json::object()),
-                                     nl::json::object());
+                        clear_output(data.value("wait", false));
                 } else if (event.type == "result") {
                     if (!silent)
                         publish_execution_result(count, data.value("data", nl::json::object()),

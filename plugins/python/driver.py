@@ -32,6 +32,8 @@ import types
 _REQ_FD = 3
 _EVT_FD = 4
 _PROTOCOL = 1
+# The newest addition to protocol 1 this driver uses: display ids, updates and clear_output.
+_REVISION = 1
 _MAX_FRAME = 64 << 20
 # Events above this are shrunk rather than sent, leaving headroom under the
 # host's hard limit.
@@ -144,6 +146,8 @@ _compile_flags = _TOP_LEVEL_AWAIT
 _cell_counter = 0
 _use_jedi = True
 _jedi = None
+# The protocol revision the host takes (its init says; 0 when it does not).
+_host_revision = 0
 
 
 def _replace_error(err):
@@ -558,18 +562,53 @@ def _bundle(obj):
     return data, md
 
 
-def _emit_display(data, md):
-    _emit({"type": "display", "id": _current_id, "data": data, "metadata": md}, mark=True)
+def _emit_display(data, md, display_id=None, update=False):
+    ev = {"type": "display", "id": _current_id, "data": data, "metadata": md}
+    # A host older than revision 1 would refuse the fields: it gets an update as a display.
+    if display_id is not None and _host_revision >= 1:
+        ev["display_id"] = display_id
+        if update:
+            ev["update"] = True
+    _emit(ev, mark=True)
+
+
+def _clear_output(wait=False):
+    """Clears what the running cell has shown; with wait, once it shows something new."""
+    if _host_revision >= 1:
+        _emit({"type": "clear_output", "id": _current_id, "wait": bool(wait)}, mark=True)
+
+
+def _new_display_id():
+    return binascii.hexlify(os.urandom(16)).decode("ascii")
 
 
 def display(*objs, **kwargs):
     """Show each object as rich output (HTML, images, ...) in the cell's output.
 
     raw=True takes each object as a ready MIME bundle; metadata=dict adds
-    display metadata. Other IPython keywords are accepted and ignored.
+    display metadata; display_id (a string, or True for a new one) lets the
+    display be updated later, update=True replaces the display with that id;
+    clear=True clears the output first (when the new output arrives). Other
+    IPython keywords are accepted and ignored. Returns a DisplayHandle when
+    display_id is given, else None.
     """
     raw = kwargs.get("raw", False)
     metadata = kwargs.get("metadata")
+    display_id = kwargs.get("display_id")
+    update = bool(kwargs.get("update", False))
+    transient = kwargs.get("transient")
+    if display_id is None and isinstance(transient, dict):
+        display_id = transient.get("display_id")
+    if display_id is True:
+        display_id = _new_display_id()
+    elif display_id is not None:
+        display_id = str(display_id)
+    if update and display_id is None:
+        raise TypeError("display_id required for update")
+    if kwargs.get("clear"):
+        _clear_output(wait=True)
+    if not objs and display_id is not None:
+        return _display_handle(display_id)
     for obj in objs:
         if raw:
             if not isinstance(obj, dict):
@@ -584,7 +623,30 @@ def display(*objs, **kwargs):
             data, md = _bundle(obj)
         if isinstance(metadata, dict) and _json_ok(metadata):
             md.update(metadata)
-        _emit_display(data, md)
+        _emit_display(data, md, display_id, update)
+    if display_id is not None and not update:
+        return _display_handle(display_id)
+    return None
+
+
+def _display_handle(display_id):
+    return _DisplayHandle(display_id)
+
+
+class _DisplayHandle(object):
+    """What display(..., display_id=...) returns: shows and updates that display."""
+
+    def __init__(self, display_id=None):
+        self.display_id = _new_display_id() if display_id is None else display_id
+
+    def __repr__(self):
+        return "<%s display_id=%s>" % (type(self).__name__, self.display_id)
+
+    def display(self, obj, **kwargs):
+        display(obj, display_id=self.display_id, **kwargs)
+
+    def update(self, obj, **kwargs):
+        display(obj, display_id=self.display_id, update=True, **kwargs)
 
 
 def _flush_figures(plt):
@@ -1599,7 +1661,10 @@ def _shutdown(req):
 
 
 def _init(req):
-    global _mark_prefix, _use_jedi, _snapshot_max
+    global _mark_prefix, _use_jedi, _snapshot_max, _host_revision
+    revision = req.get("revision")
+    if type(revision) is int:
+        _host_revision = min(revision, _REVISION)
     nonce = req.get("mark_nonce")
     if not isinstance(nonce, str) or not _NONCE_RE.match(nonce):
         _fatal("init carries no valid mark_nonce")

@@ -46,6 +46,24 @@ Event Event::display(const QString &executionId, const QJsonObject &data,
                 {{QStringLiteral("data"), data}, {QStringLiteral("metadata"), metadata}});
 }
 
+Event Event::display(const QString &executionId, const QJsonObject &data,
+                     const QJsonObject &metadata, const QString &displayId, bool update)
+{
+    Event e = display(executionId, data, metadata);
+    if (!displayId.isEmpty()) {
+        e.fields.insert(QStringLiteral("display_id"), displayId);
+        if (update)
+            e.fields.insert(QStringLiteral("update"), true);
+    }
+    return e;
+}
+
+Event Event::clearOutput(const QString &executionId, bool wait)
+{
+    return make(Kind::ClearOutput, QStringLiteral("clear_output"), executionId,
+                {{QStringLiteral("wait"), wait}});
+}
+
 Event Event::result(const QString &executionId, int executionCount, const QJsonObject &data,
                     const QJsonObject &metadata)
 {
@@ -88,6 +106,7 @@ Event::Kind Event::kindFromType(const QString &type)
         {QStringLiteral("started"), Kind::Started}, {QStringLiteral("stream"), Kind::Stream},
         {QStringLiteral("display"), Kind::Display}, {QStringLiteral("result"), Kind::Result},
         {QStringLiteral("error"), Kind::Error},     {QStringLiteral("done"), Kind::Done},
+        {QStringLiteral("clear_output"), Kind::ClearOutput},
     };
     return kinds.value(type, Kind::Other);
 }

@@ -310,6 +310,20 @@ Result<WorkerMessage> checkWorkerFrame(const QJsonObject &frame)
             m.count(QLatin1StringView("execution_count"));
         m.bundle(QLatin1StringView("data"), true);
         m.object(QLatin1StringView("metadata"));
+        if (!result) {
+            // A display with an id can be updated later; an update names the display it replaces.
+            m.string(QLatin1StringView("display_id"), L::kMaxIdChars);
+            m.boolean(QLatin1StringView("update"));
+            if (!m.failed() && frame.value(QLatin1StringView("update")).toBool()
+                && !frame.contains(QLatin1StringView("display_id")))
+                m.fail(QLatin1StringView("update"),
+                       QStringLiteral("is true without a `display_id` to update"));
+        }
+    } else if (type == u"clear_output") {
+        message = WorkerMessage::ClearOutput;
+        m.id(true);
+        m.mark();
+        m.boolean(QLatin1StringView("wait"));
     } else if (type == u"error") {
         message = WorkerMessage::Error;
         m.id(true);

@@ -35,6 +35,7 @@ enum class WorkerMessage {
     Snapshot,
     SnapshotReply,
     RestoreReply,
+    ClearOutput,
 };
 
 // The bounds. The frame itself is at most kMaxFrameBytes (framing.h); these keep single fields

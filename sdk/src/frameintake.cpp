@@ -110,9 +110,11 @@ bool WorkerProcess::Private::handleDone(DoneFrame frame, QString *error)
 
 bool WorkerProcess::Private::fitsRun(WorkerMessage kind, const QString &id, QString *error) const
 {
-    const bool lenient = kind == WorkerMessage::Display || kind == WorkerMessage::Error;
+    const bool lenient = kind == WorkerMessage::Display || kind == WorkerMessage::Error
+            || kind == WorkerMessage::ClearOutput;
     const char *const type = kind == WorkerMessage::Started ? "started"
             : kind == WorkerMessage::Display                 ? "display"
+            : kind == WorkerMessage::ClearOutput             ? "clear_output"
             : kind == WorkerMessage::Result                  ? "result"
             : kind == WorkerMessage::Error                   ? "error"
             : kind == WorkerMessage::Snapshot                ? "snapshot"
@@ -173,6 +175,7 @@ bool WorkerProcess::Private::handleMessage(QJsonObject &message, WorkerMessage k
     switch (kind) {
     case WorkerMessage::Started:
     case WorkerMessage::Display:
+    case WorkerMessage::ClearOutput:
     case WorkerMessage::Result:
     case WorkerMessage::Error:
     case WorkerMessage::Done:

@@ -284,6 +284,7 @@ void WorkerProcess::Private::start()
     requests.send({{kType, QStringLiteral("init")},
                    {kId, nextId("init")},
                    {QStringLiteral("protocol"), kWorkerProtocolVersion},
+                   {QStringLiteral("revision"), kWorkerProtocolRevision},
                    {QStringLiteral("mark_nonce"), QString::fromLatin1(nonce)},
                    {QStringLiteral("context_id"), options.contextId},
                    {QStringLiteral("options"), spec.initOptions}});

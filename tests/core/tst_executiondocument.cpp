@@ -21,11 +21,20 @@ class tst_ExecutionDocument : public QObject {
 private slots:
     void documentReadsAsQJsonDocumentWritesIt_data();
     void documentReadsAsQJsonDocumentWritesIt();
+    void displaysAreWhatTheRunShowsAtItsEnd_data();
+    void displaysAreWhatTheRunShowsAtItsEnd();
 };
 
 namespace {
 
 const QString kId = QStringLiteral("exec-7");
+
+// `execution` as a finished run with `events`, as the history gives it back.
+void restoreFinished(Execution &execution, int executionCount, const QList<Event> &events)
+{
+    execution.restore(QStringLiteral("ok"), executionCount,
+                      QDateTime(QDate(2026, 1, 31), QTime(9, 5, 7, 42), Qt::UTC), 17, events);
+}
 
 // The document as QJsonObject insertions, from the events: what docs/http-api.md describes.
 QJsonObject reference(const Execution &execution, bool withEvents)
@@ -128,8 +137,7 @@ void tst_ExecutionDocument::documentReadsAsQJsonDocumentWritesIt()
     QFETCH(QList<Event>, events);
     Execution execution(kId, QStringLiteral("default"), QStringLiteral("ctx-1"),
                         QStringLiteral("python"), QStringLiteral("print('a')\nx = \"b\""));
-    execution.restore(QStringLiteral("ok"), 4,
-                      QDateTime(QDate(2026, 1, 31), QTime(9, 5, 7, 42), Qt::UTC), 17, events);
+    restoreFinished(execution, 4, events);
 
     // Without events: the same bytes as QJsonDocument writes.
     const auto summary = ExecutionDocument::write(execution, false);
@@ -144,6 +152,70 @@ void tst_ExecutionDocument::documentReadsAsQJsonDocumentWritesIt()
     const QJsonDocument parsed = QJsonDocument::fromJson(*full, &error);
     QVERIFY2(error.error == QJsonParseError::NoError, full->constData());
     QCOMPARE(parsed.object(), reference(execution, true));
+}
+
+namespace {
+
+QJsonObject bundle(const QString &text)
+{
+    return {{QStringLiteral("text/plain"), text}};
+}
+
+} // namespace
+
+void tst_ExecutionDocument::displaysAreWhatTheRunShowsAtItsEnd_data()
+{
+    QTest::addColumn<QList<Event>>("events");
+    QTest::addColumn<QStringList>("shown");
+    const QString bar = QStringLiteral("bar");
+    const auto display = [](const QString &text, const QString &id = {}) {
+        return Event::display(kId, bundle(text), {}, id);
+    };
+    const auto update = [](const QString &text, const QString &id) {
+        return Event::display(kId, bundle(text), {}, id, true);
+    };
+    QTest::newRow("an update replaces its display in place")
+            << QList<Event>{display(QStringLiteral("0%"), bar), display(QStringLiteral("after")),
+                            update(QStringLiteral("50%"), bar), update(QStringLiteral("100%"), bar)}
+            << QStringList{QStringLiteral("100%"), QStringLiteral("after")};
+    QTest::newRow("an update reaches every display with its id")
+            << QList<Event>{display(QStringLiteral("a"), bar), display(QStringLiteral("b"), bar),
+                            update(QStringLiteral("c"), bar)}
+            << QStringList{QStringLiteral("c"), QStringLiteral("c")};
+    QTest::newRow("an update of a display of another run adds nothing")
+            << QList<Event>{display(QStringLiteral("mine")), update(QStringLiteral("x"), bar)}
+            << QStringList{QStringLiteral("mine")};
+    QTest::newRow("a clear drops what was shown before it")
+            << QList<Event>{display(QStringLiteral("old")), Event::clearOutput(kId),
+                            display(QStringLiteral("new"))}
+            << QStringList{QStringLiteral("new")};
+    QTest::newRow("a waiting clear waits for the next output")
+            << QList<Event>{display(QStringLiteral("old")), Event::clearOutput(kId, true),
+                            Event::stream(kId, QStringLiteral("stdout"), QStringLiteral("x")),
+                            display(QStringLiteral("new"))}
+            << QStringList{QStringLiteral("new")};
+    QTest::newRow("a waiting clear with no output after it clears nothing")
+            << QList<Event>{display(QStringLiteral("old")), Event::clearOutput(kId, true)}
+            << QStringList{QStringLiteral("old")};
+}
+
+void tst_ExecutionDocument::displaysAreWhatTheRunShowsAtItsEnd()
+{
+    QFETCH(QList<Event>, events);
+    QFETCH(QStringList, shown);
+    events.prepend(Event::started(kId, 1));
+    events.append(Event::done(kId, QStringLiteral("ok")));
+    Execution execution(kId, QStringLiteral("default"), QStringLiteral("ctx-1"),
+                        QStringLiteral("python"), QStringLiteral("show()"));
+    restoreFinished(execution, 1, events);
+    const auto document = ExecutionDocument::object(execution, true);
+    QVERIFY(document);
+    QStringList texts;
+    for (const QJsonValue &display : document->value(QLatin1String("displays")).toArray())
+        texts << display.toObject().value(QLatin1String("text/plain")).toString();
+    QCOMPARE(texts, shown);
+    // The events themselves stay as they came, updates and clears included.
+    QCOMPARE(document->value(QLatin1String("events")).toArray().size(), events.size());
 }
 
 QTEST_GUILESS_MAIN(tst_ExecutionDocument)

@@ -27,6 +27,7 @@ private slots:
     void errorCarriesNameValueAndTraceback_data();
     void errorCarriesNameValueAndTraceback();
     void displayDataCarriesTheMimeBundle();
+    void displayUpdatesAndClearsReachTheFrontend();
     void interruptKeepsState_data();
     void interruptKeepsState();
     void kernelInfoDescribesTheLanguage_data();
@@ -188,6 +189,35 @@ void tst_JupyterKernel::displayDataCarriesTheMimeBundle()
     QCOMPARE(display[QStringLiteral("data")][QStringLiteral("text/html")].toString(), QStringLiteral("<b>hi</b>"));
     QCOMPARE(display[QStringLiteral("data")][QStringLiteral("text/plain")].toString(), QStringLiteral("hi"));
     QVERIFY(display[QStringLiteral("metadata")].isObject());
+}
+
+// A display with an id carries it in `transient`, as frontends look for it there; an update of
+// it is update_display_data with the same id, and a clear is clear_output.
+void tst_JupyterKernel::displayUpdatesAndClearsReachTheFrontend()
+{
+    KERNEL_FOR(QStringLiteral("python"), kernel);
+    const QJsonArray results = drive(
+            kernel, {H::execute(QStringLiteral(
+                    "display({'text/plain': '0%'}, raw=True, display_id='bar')\n"
+                    "display({'text/plain': '100%'}, raw=True, display_id='bar', update=True)\n"
+                    "display({'text/plain': 'fresh'}, raw=True, clear=True)\n"))});
+    QCOMPARE(results.size(), 1);
+    QStringList order;
+    for (const QJsonValue &message : results[0][QStringLiteral("iopub")].toArray()) {
+        const QString type = message[QStringLiteral("msg_type")].toString();
+        const QJsonObject content = message[QStringLiteral("content")].toObject();
+        if (type == QLatin1String("display_data") || type == QLatin1String("update_display_data"))
+            order << QStringLiteral("%1 %2 %3").arg(
+                    type, content[QStringLiteral("data")][QStringLiteral("text/plain")].toString(),
+                    content[QStringLiteral("transient")][QStringLiteral("display_id")].toString());
+        else if (type == QLatin1String("clear_output"))
+            order << QStringLiteral("clear_output wait=%1")
+                             .arg(content[QStringLiteral("wait")].toBool() ? "true" : "false");
+    }
+    QCOMPARE(order, QStringList({QStringLiteral("display_data 0% bar"),
+                                 QStringLiteral("update_display_data 100% bar"),
+                                 QStringLiteral("clear_output wait=true"),
+                                 QStringLiteral("display_data fresh ")}));
 }
 
 void tst_JupyterKernel::interruptKeepsState_data()

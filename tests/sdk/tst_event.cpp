@@ -25,6 +25,23 @@ private slots:
         QCOMPARE(Event::other("e1", "truncated").kind, Event::Kind::Other);
     }
 
+    void displaysCanBeUpdatedAndCleared()
+    {
+        const Event plain = Event::display("e1", {{"text/plain", "x"}}, {}, QString());
+        QVERIFY(!plain.fields.contains("display_id"));
+        const Event shown = Event::display("e1", {{"text/plain", "0%"}}, {}, "bar");
+        QCOMPARE(shown.fields.value("display_id").toString(), QStringLiteral("bar"));
+        QVERIFY(!shown.fields.contains("update"));
+        const Event update = Event::display("e1", {{"text/plain", "50%"}}, {}, "bar", true);
+        QCOMPARE(update.kind, Event::Kind::Display);
+        QCOMPARE(update.fields.value("update").toBool(), true);
+        const Event clear = Event::clearOutput("e1", true);
+        QCOMPARE(clear.kind, Event::Kind::ClearOutput);
+        QCOMPARE(clear.type, QStringLiteral("clear_output"));
+        QCOMPARE(clear.fields.value("wait").toBool(), true);
+        QCOMPARE(Event::fromJson(clear.toJson()).kind, Event::Kind::ClearOutput);
+    }
+
     void doneHasHostFieldsByDefault()
     {
         const Event d = Event::done("e1", "ok", {{"execution_count", 4}});
@@ -40,6 +57,7 @@ private slots:
     {
         QCOMPARE(Event::kindFromType("display"), Event::Kind::Display);
         QCOMPARE(Event::kindFromType("done"), Event::Kind::Done);
+        QCOMPARE(Event::kindFromType("clear_output"), Event::Kind::ClearOutput);
         QCOMPARE(Event::kindFromType("truncated"), Event::Kind::Other);
         QCOMPARE(Event::kindFromType(""), Event::Kind::Other);
     }

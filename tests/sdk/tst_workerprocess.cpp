@@ -2,6 +2,7 @@
 // The host side of the worker protocol, exercised against fixtures/echo_driver.py: a driver whose
 // "code" is a tiny command language, so every mechanism can be driven deliberately.
 #include "replhost/sdk/workerprocess.h"
+#include "replhost/sdk/version.h"
 
 #include "pipeprobe.h"
 
@@ -887,6 +888,15 @@ private slots:
                 << frame(QStringLiteral(R"({"type":"display","id":"$ID","data":{%1}})")
                                  .arg(manyMimeTypes))
                 << "`data` has more than 64 MIME types";
+        QTest::newRow("update without a display id")
+                << frame(R"({"type":"display","id":"$ID","data":{"text/plain":"x"},"update":true})")
+                << "`update` is true without a `display_id` to update";
+        QTest::newRow("display id that is not text")
+                << frame(R"({"type":"display","id":"$ID","data":{"text/plain":"x"},"display_id":7})")
+                << "`display_id` is not a string";
+        QTest::newRow("clear whose wait is not a boolean")
+                << frame(R"({"type":"clear_output","id":"$ID","wait":"yes"})")
+                << "`wait` is not a boolean";
         QTest::newRow("traceback entry that is not text")
                 << frame(R"({"type":"error","id":"$ID","ename":"E","traceback":[1]})")
                 << "`traceback` has an entry that is not a string";
@@ -953,6 +963,42 @@ private slots:
         QCOMPARE(session->state(), Session::State::Dead);
     }
 
+    // A display can carry an id, a later display with that id and "update" replaces it, and a
+    // run can clear what it showed: all three reach the session's events as the driver sent them.
+    void displayUpdatesAndClearsArePassedOn()
+    {
+        auto session = started();
+        Recorder recorder(session.get());
+        QVERIFY(run(*session, recorder,
+                    request("u", R"(frame:{"type":"display","id":"$ID","data":{"text/plain":"0%"},"display_id":"bar"}
+frame:{"type":"display","id":"$ID","data":{"text/plain":"99%"},"display_id":"bar","update":true}
+frame:{"type":"clear_output","id":"$ID","wait":true})")));
+        QCOMPARE(recorder.done("u").fields.value("status").toString(), QStringLiteral("ok"));
+        QList<Event> shown;
+        for (const Event &e : recorder.of("u"))
+            if (e.kind == Event::Kind::Display || e.kind == Event::Kind::ClearOutput)
+                shown << e;
+        QCOMPARE(shown.size(), 3);
+        QCOMPARE(shown[0].fields.value("display_id").toString(), QStringLiteral("bar"));
+        QVERIFY(!shown[0].fields.contains("update"));
+        QCOMPARE(shown[1].fields.value("display_id").toString(), QStringLiteral("bar"));
+        QCOMPARE(shown[1].fields.value("update").toBool(), true);
+        QCOMPARE(shown[1].fields.value("data").toObject().value("text/plain").toString(),
+                 QStringLiteral("99%"));
+        QCOMPARE(shown[2].type, QStringLiteral("clear_output"));
+        QCOMPARE(shown[2].fields.value("wait").toBool(), true);
+    }
+
+    // The host tells the driver which additions to protocol 1 it takes.
+    void initNamesTheProtocolRevision()
+    {
+        auto session = started();
+        Recorder recorder(session.get());
+        QVERIFY(run(*session, recorder, request("r", "revision")));
+        QCOMPARE(recorder.text("r", "stdout"),
+                 QStringLiteral("revision:%1\n").arg(replhost::sdk::kWorkerProtocolRevision));
+    }
+
     // A display or error that names no execution comes from a thread of an earlier run; it is
     // dropped, and neither the run nor the worker suffer for it.
     void eventOfNoExecutionIsDropped_data()
@@ -962,6 +1008,7 @@ private slots:
                 << R"({"type":"display","id":null,"data":{"text/plain":"late"}})";
         QTest::newRow("display, no id") << R"({"type":"display","data":{"text/plain":"late"}})";
         QTest::newRow("error, null id") << R"({"type":"error","id":null,"ename":"E"})";
+        QTest::newRow("clear_output, null id") << R"({"type":"clear_output","id":null,"wait":false})";
     }
 
     void eventOfNoExecutionIsDropped()

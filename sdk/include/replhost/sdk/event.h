@@ -18,16 +18,21 @@ namespace replhost::sdk {
 // Kinds and their fields:
 //   Started  execution_count
 //   Stream   name ("stdout" | "stderr"), text
-//   Display  data (MIME bundle), metadata
+//   Display  data (MIME bundle), metadata, display_id (optional: a display that can be updated),
+//            update (optional, true: this replaces the data of the earlier display with the
+//            same display_id, wherever it is shown, instead of adding a display) (SDK 1.2)
 //   Result   execution_count, data (MIME bundle, always with "text/plain"), metadata
 //   Error    ename, evalue, traceback (array of strings)
+//   ClearOutput  wait (bool: clear when the next output arrives rather than now): the output
+//            the execution has shown so far is to be cleared (SDK 1.2)
 //   Done     status ("ok" | "error" | "interrupted" | "aborted"), execution_count, cwd,
 //            duration_ms, exit_code (optional), state_lost (bool), streams_synced (bool)
 //            (done() fills in state_lost = false and streams_synced = true when `extra` lacks them)
 // Core adds more kinds of its own (for example "truncated" when an output cap is hit); they are
 // represented with Kind::Other and their name in `type`.
 struct REPLHOST_SDK_EXPORT Event {
-    enum class Kind { Started, Stream, Display, Result, Error, Done, Other };
+    // New kinds are added at the end: the values are compiled into plugins.
+    enum class Kind { Started, Stream, Display, Result, Error, Done, Other, ClearOutput };
 
     Kind kind = Kind::Other;
     QString type;        // protocol name of the kind: "started", "stream", ...
@@ -38,6 +43,13 @@ struct REPLHOST_SDK_EXPORT Event {
     static Event stream(const QString &executionId, const QString &name, const QString &text);
     static Event display(const QString &executionId, const QJsonObject &data,
                          const QJsonObject &metadata = {});
+    // A display that can be updated later (displayId not empty), or with `update` true the
+    // update of the display with that id. (SDK 1.2)
+    static Event display(const QString &executionId, const QJsonObject &data,
+                         const QJsonObject &metadata, const QString &displayId,
+                         bool update = false);
+    // Clears the execution's output so far; with `wait`, when its next output arrives. (SDK 1.2)
+    static Event clearOutput(const QString &executionId, bool wait = false);
     static Event result(const QString &executionId, int executionCount, const QJsonObject &data,
                         const QJsonObject &metadata = {});
     static Event error(const QString &executionId, const QString &ename, const QString &evalue,
