@@ -45,9 +45,20 @@ for _name in __future__.all_feature_names:
     _FUTURE_MASK |= getattr(__future__, _name).compiler_flag
 del _name
 
+_CHART_MIME = "application/vnd.replhost.chart+json"
+_DATA_MIME = "application/vnd.replhost.data+json"
+# Rows of a DataFrame carried in its data; the rest is left out and `truncated` says so.
+_DATA_MAX_ROWS = 1000
 _DISPLAY_MIMES = [
     "text/plain", "text/html", "text/markdown", "text/latex",
     "image/svg+xml", "image/png", "image/jpeg", "application/json",
+    "application/javascript", "application/pdf",
+    # Passed through from the libraries that make them (their _repr_mimebundle_).
+    "application/vnd.plotly.v1+json", "application/vnd.vegalite.v5+json",
+    "application/vnd.vega.v5+json", "application/vnd.bokehjs_load.v0+json",
+    "application/vnd.bokehjs_exec.v0+json",
+    # The data beside a matplotlib figure's PNG and a pandas table's HTML.
+    _CHART_MIME, _DATA_MIME,
 ]
 _REPR_METHODS = (
     ("_repr_html_", "text/html"),
@@ -57,6 +68,8 @@ _REPR_METHODS = (
     ("_repr_jpeg_", "image/jpeg"),
     ("_repr_latex_", "text/latex"),
     ("_repr_json_", "application/json"),
+    ("_repr_javascript_", "application/javascript"),
+    ("_repr_pdf_", "application/pdf"),
 )
 # Values of these exact types never carry rich representations, so the
 # per-result attribute probing is skipped for them.
@@ -146,8 +159,13 @@ _compile_flags = _TOP_LEVEL_AWAIT
 _cell_counter = 0
 _use_jedi = True
 _jedi = None
+_INF = float("inf")
 # The protocol revision the host takes (its init says; 0 when it does not).
 _host_revision = 0
+# figure_chart.py, which turns a matplotlib figure into its chart data: its path from init, and
+# its figure_chart() once a figure has been shown (False when it cannot be loaded).
+_chart_path = None
+_chart_function = None
 
 
 def _replace_error(err):
@@ -478,7 +496,98 @@ def _figure_bundle(fig):
     size = _png_size(png)
     if size:
         md["image/png"] = {"width": size[0], "height": size[1]}
+    # After the PNG: drawing it has set the tick labels the chart reads.
+    chart = _figure_chart(fig)
+    if chart:
+        data[_CHART_MIME] = chart
     return data, md
+
+
+def _load_source(path, name):
+    """A module executed from the source at `path`: never imported from its file, so no
+    __pycache__ is written into the driver's directory, which may be shared or read-only."""
+    with open(path, "rb") as f:
+        source = f.read()
+    module = types.ModuleType(name)
+    module.__file__ = path
+    exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def _figure_chart(fig):
+    global _chart_function
+    if _chart_function is None:
+        _chart_function = False
+        if _chart_path is not None:
+            try:
+                _chart_function = _load_source(_chart_path, "_replhost_figure_chart").figure_chart
+            except Exception as e:
+                _log("warning", "cannot load the chart extractor: %s: %s" % (type(e).__name__, e))
+    if not _chart_function:
+        return None
+    try:
+        chart = _chart_function(fig)
+    except Exception as e:
+        _log("warning", "no chart data for a figure: %s: %s" % (type(e).__name__, e))
+        return None
+    return chart if _json_ok(chart) else None
+
+
+def _json_value(value):
+    """A table cell as JSON: NaN, NaT and None as null, times in ISO 8601, numbers as numbers,
+    anything else as its text."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (_INF, -_INF) else None
+    iso = getattr(value, "isoformat", None)
+    if iso is not None:
+        try:
+            if value != value:  # NaT
+                return None
+        except Exception:
+            pass
+        try:
+            return iso()
+        except Exception:
+            return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    try:
+        f = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return str(value)
+    if f != f:
+        return None
+    if isinstance(value, complex):
+        return str(value)
+    return f if f not in (_INF, -_INF) else None
+
+
+def _column(values):
+    return [_json_value(v) for v in values.tolist()]
+
+
+def _table_data(obj, pandas):
+    """The application/vnd.replhost.data+json of a DataFrame or Series: its columns in order,
+    each with its values as a list (at most _DATA_MAX_ROWS of them), and the index."""
+    frame = obj.to_frame() if isinstance(obj, pandas.Series) else obj
+    total = len(frame)
+    shown = frame.iloc[:_DATA_MAX_ROWS] if total > _DATA_MAX_ROWS else frame
+    columns = []
+    for i, name in enumerate(shown.columns):
+        column = shown.iloc[:, i]
+        columns.append({"name": _json_value(name) if isinstance(name, (str, int)) else str(name),
+                        "dtype": str(column.dtype), "values": _column(column)})
+    index = shown.index
+    return {
+        "columns": columns,
+        "index": {"name": None if index.name is None else str(index.name),
+                  "values": _column(index)},
+        "rows": len(shown),
+        "total_rows": total,
+        "truncated": total > len(shown),
+    }
 
 
 def _close_figure(fig):
@@ -502,6 +611,13 @@ def _rich(obj, data, md):
             data.update(b[0])
             md.update(b[1])
         return
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(obj, (pandas.DataFrame, pandas.Series)):
+        try:
+            data[_DATA_MIME] = _table_data(obj, pandas)
+        except Exception as e:
+            _log("warning", "no table data for a %s: %s: %s" % (
+                type(obj).__name__, type(e).__name__, e))
     # Objects answering every attribute (mocks, proxies) would otherwise
     # "implement" every _repr_*_ method.
     try:
@@ -620,6 +736,11 @@ def display(*objs, **kwargs):
                     data[str(mime)] = v
             md = {}
         else:
+            # An object that displays itself (IPython's protocol; widgets, some plot libraries).
+            own = None if type(obj) in _PLAIN_TYPES else _method(obj, "_ipython_display_")
+            if own is not None:
+                own()
+                continue
             data, md = _bundle(obj)
         if isinstance(metadata, dict) and _json_ok(metadata):
             md.update(metadata)
@@ -630,10 +751,26 @@ def display(*objs, **kwargs):
 
 
 def _display_handle(display_id):
-    return _DisplayHandle(display_id)
+    # An installed IPython's own class when it is loaded, so isinstance() checks hold.
+    functions = sys.modules.get("IPython.core.display_functions")
+    cls = getattr(functions, "DisplayHandle", None) if functions is not None else None
+    return (cls if isinstance(cls, type) else DisplayHandle)(display_id)
 
 
-class _DisplayHandle(object):
+def update_display(obj, *, display_id, **kwargs):
+    kwargs["update"] = True
+    display(obj, display_id=display_id, **kwargs)
+
+
+def clear_output(wait=False):
+    _clear_output(wait)
+
+
+def publish_display_data(data, metadata=None, source=None, *, transient=None, **kwargs):
+    display(data, raw=True, metadata=metadata, transient=transient, **kwargs)
+
+
+class DisplayHandle(object):
     """What display(..., display_id=...) returns: shows and updates that display."""
 
     def __init__(self, display_id=None):
@@ -664,6 +801,18 @@ def _flush_figures(plt):
         plt.close("all")
 
 
+def _route_ipython(module):
+    """Makes an installed IPython's display functions replhost's: outside an IPython shell they
+    would print reprs, and its DisplayHandle and display_* helpers call them by name."""
+    for name, value in (("display", display), ("clear_output", clear_output),
+                        ("update_display", update_display),
+                        ("publish_display_data", publish_display_data)):
+        # Only names the module has of its own: IPython.core.display warns on access to the
+        # ones it forwards.
+        if name in module.__dict__:
+            setattr(module, name, value)
+
+
 def _patch_pyplot(plt):
     original = plt.show
 
@@ -676,19 +825,29 @@ def _patch_pyplot(plt):
 
 
 class _PyplotHook(object):
-    """Meta path finder that patches matplotlib.pyplot right after it loads.
+    """Meta path finder that patches modules right after they load.
 
     plt.show() must emit the open figures where it is called (ordered with
     prints); patching at import time covers the cell that first imports it.
+    An installed IPython's display functions are routed to replhost's before
+    any other module copies them.
     """
 
+    _PATCHES = {
+        "matplotlib.pyplot": "_patch_pyplot",
+        "IPython.core.display_functions": "_route_ipython",
+        "IPython.core.display": "_route_ipython",
+    }
+
     def find_spec(self, fullname, path, target=None):
-        if fullname != "matplotlib.pyplot":
+        patch = self._PATCHES.get(fullname)
+        if patch is None:
             return None
         spec = None
         try:
             for finder in sys.meta_path:
-                if finder is self:
+                # The shim is replhost's own IPython.display: nothing to patch.
+                if finder is self or isinstance(finder, _IPythonShim):
                     continue
                 find = getattr(finder, "find_spec", None)
                 if find is None:
@@ -706,7 +865,7 @@ class _PyplotHook(object):
             return spec
 
         def patched_exec_module(module):
-            mpl = sys.modules.get("matplotlib")
+            mpl = sys.modules.get("matplotlib") if fullname == "matplotlib.pyplot" else None
             if mpl is not None and "MPLBACKEND" not in os.environ:
                 try:
                     get = getattr(mpl.rcParams, "_get_backend_or_none", None)
@@ -716,15 +875,58 @@ class _PyplotHook(object):
                     pass
             exec_module(module)
             try:
-                _patch_pyplot(module)
+                _G[patch](module)
             except Exception as e:
-                _log("warning", "could not hook pyplot.show: %s" % e)
+                _log("warning", "could not patch %s: %s" % (fullname, e))
 
         try:
             spec.loader.exec_module = patched_exec_module
         except Exception:
             pass
         return spec
+
+
+class _IPythonShim(object):
+    """Meta path finder, last on sys.meta_path: where no finder before it
+    finds IPython, it provides IPython.display (and IPython.core.display and
+    display_functions, where libraries import from) from ipython_display.py.
+
+    The module is executed from its source (never imported from its file), so
+    no __pycache__ is written into the driver's directory, which may be
+    shared or read-only.
+    """
+
+    _PACKAGES = ("IPython", "IPython.core")
+    _DISPLAY = ("IPython.display", "IPython.core.display", "IPython.core.display_functions")
+
+    def __init__(self, path):
+        self._path = path
+        self._module = None
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self._PACKAGES and fullname not in self._DISPLAY:
+            return None
+        from importlib.machinery import ModuleSpec
+        return ModuleSpec(fullname, self, is_package=fullname in self._PACKAGES)
+
+    def create_module(self, spec):
+        return self._display_module() if spec.name in self._DISPLAY else None
+
+    def exec_module(self, module):
+        if module.__name__ == "IPython":
+            module.get_ipython = _no_ipython
+
+    def _display_module(self):
+        if self._module is None:
+            module = _load_source(self._path, "IPython.display")
+            module._bind(display, _clear_output, DisplayHandle)
+            self._module = module
+        return self._module
+
+
+def _no_ipython():
+    """IPython's get_ipython(): None, as there is no IPython shell."""
+    return None
 
 
 # ---------------------------------------------------------- IPython syntax
@@ -1661,7 +1863,7 @@ def _shutdown(req):
 
 
 def _init(req):
-    global _mark_prefix, _use_jedi, _snapshot_max, _host_revision
+    global _mark_prefix, _use_jedi, _snapshot_max, _host_revision, _chart_path
     revision = req.get("revision")
     if type(revision) is int:
         _host_revision = min(revision, _REVISION)
@@ -1674,6 +1876,10 @@ def _init(req):
         _use_jedi = False
     if isinstance(options, dict) and type(options.get("snapshot_max_bytes")) is int:
         _snapshot_max = options["snapshot_max_bytes"]
+    if isinstance(options, dict) and isinstance(options.get("display_shim"), str):
+        sys.meta_path.append(_IPythonShim(options["display_shim"]))
+    if isinstance(options, dict) and isinstance(options.get("chart_module"), str):
+        _chart_path = options["chart_module"]
     _emit({
         "type": "hello", "id": req.get("id"), "protocol": _PROTOCOL,
         "language": "python", "language_version": platform.python_version(),

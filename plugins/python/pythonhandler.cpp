@@ -75,6 +75,16 @@ std::unique_ptr<sdk::Session> PythonHandler::createSession(const sdk::RuntimeInf
     Result<QString> driver = sdk::materializeDriver(QStringLiteral(":/replhost/python/driver.py"));
     if (!driver)
         return std::make_unique<sdk::FailedSession>(driver.error().message);
+    // IPython.display for interpreters without IPython; the driver reads it from this path.
+    Result<QString> shim =
+            sdk::materializeDriver(QStringLiteral(":/replhost/python/ipython_display.py"));
+    if (!shim)
+        return std::make_unique<sdk::FailedSession>(shim.error().message);
+    // The chart data of matplotlib figures; read by the driver when it first shows one.
+    Result<QString> chart =
+            sdk::materializeDriver(QStringLiteral(":/replhost/python/figure_chart.py"));
+    if (!chart)
+        return std::make_unique<sdk::FailedSession>(chart.error().message);
 
     sdk::WorkerSpec spec;
     spec.program = runtime.executable;
@@ -84,6 +94,8 @@ std::unique_ptr<sdk::Session> PythonHandler::createSession(const sdk::RuntimeInf
     if (options.settings.value(QLatin1String("isolated")).toBool())
         spec.arguments << QStringLiteral("-I");
     spec.arguments << driver.value();
+    spec.initOptions.insert(QStringLiteral("display_shim"), shim.value());
+    spec.initOptions.insert(QStringLiteral("chart_module"), chart.value());
     const QJsonValue jedi = options.settings.value(QLatin1String("jedi"));
     if (jedi.isBool())
         spec.initOptions.insert(QStringLiteral("jedi"), jedi);
