@@ -25,7 +25,26 @@ constexpr MimeField kMimeFields[] = {
     {QLatin1String("text/latex"), QLatin1String("latex")},
     {QLatin1String("application/json"), QLatin1String("json")},
     {QLatin1String("application/javascript"), QLatin1String("javascript")},
+    // The chart model is E2B's own, so it travels as it is.
+    {QLatin1String("application/vnd.replhost.chart+json"), QLatin1String("chart")},
 };
+
+const QLatin1String kTableMime("application/vnd.replhost.data+json");
+
+// E2B's `data` of a DataFrame is pandas' to_dict(orient="list"): each column's name with its list
+// of values (the index left out). replhost's table lists its columns in order; an object keyed by
+// name has no order, and of columns with the same name the last one stays, as in pandas' dict.
+QJsonObject columnsByName(const QJsonObject &table)
+{
+    QJsonObject columns;
+    for (const QJsonValue &column : table.value(QLatin1String("columns")).toArray()) {
+        const QJsonObject c = column.toObject();
+        const QJsonValue name = c.value(QLatin1String("name"));
+        columns.insert(name.isString() ? name.toString() : QString::number(name.toDouble()),
+                       c.value(QLatin1String("values")));
+    }
+    return columns;
+}
 
 // The error E2B clients see for a run that ended badly without one (the engine normally sends
 // its own first, so this is a safety net rather than the rule).
@@ -158,6 +177,10 @@ QJsonObject E2bEventFormat::result(const QJsonObject &mimeBundle, bool isMainRes
                 value = text.mid(1, text.size() - 2);
         }
         out.insert(known.field, value);
+    }
+    if (const auto table = extra.constFind(kTableMime); table != extra.constEnd()) {
+        out.insert(QStringLiteral("data"), columnsByName(table->toObject()));
+        extra.remove(kTableMime);
     }
     out.insert(QStringLiteral("extra"), extra);
     out.insert(QStringLiteral("is_main_result"), isMainResult);

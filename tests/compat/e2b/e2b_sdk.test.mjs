@@ -67,6 +67,65 @@ test('display() output is a result that is not the main one', async () => {
   assert.equal(execution.text, 'last')
 })
 
+// Debian's python3-matplotlib and python3-pandas, which scripts/setup installs.
+async function pythonHas(module) {
+  const probe = await sandbox.runCode(`import importlib.util\nimportlib.util.find_spec('${module}') is not None`)
+  return probe.text === 'True'
+}
+
+test('IPython.display objects are html and markdown results', async () => {
+  const execution = await sandbox.runCode(
+    "from IPython.display import display, HTML, Markdown\ndisplay(HTML('<b>bold</b>'))\nMarkdown('# Title')")
+  assert.equal(execution.results.length, 2)
+  assert.equal(execution.results[0].html, '<b>bold</b>')
+  assert.equal(execution.results[0].isMainResult, false)
+  assert.equal(execution.results[1].markdown, '# Title')
+  assert.equal(execution.results[1].isMainResult, true)
+})
+
+test('a matplotlib figure has its chart beside its png', async (t) => {
+  if (!(await pythonHas('matplotlib'))) return t.skip('matplotlib is not installed for this Python')
+  const execution = await sandbox.runCode([
+    'import matplotlib.pyplot as plt',
+    'fig, ax = plt.subplots()',
+    "ax.bar(['Author A', 'Author B'], [100, 200], label='Books Sold')",
+    "ax.set_title('Book Sales by Authors')",
+    "ax.set_xlabel('Authors')",
+    "ax.set_ylabel('Number of Books Sold (copies)')",
+    'plt.show()',
+  ].join('\n'))
+  assert.equal(execution.error, undefined)
+  assert.equal(execution.results.length, 1)
+  const [figure] = execution.results
+  assert.ok(Buffer.from(figure.png, 'base64').subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47])))
+  assert.deepEqual(figure.chart, {
+    type: 'bar',
+    title: 'Book Sales by Authors',
+    x_label: 'Authors',
+    y_label: 'Number of Books Sold (copies)',
+    x_unit: null,
+    y_unit: 'copies',
+    elements: [
+      { label: 'Author A', group: 'Books Sold', value: 100 },
+      { label: 'Author B', group: 'Books Sold', value: 200 },
+    ],
+  })
+})
+
+test('a DataFrame has its data by column, JSON-safe', async (t) => {
+  if (!(await pythonHas('pandas'))) return t.skip('pandas is not installed for this Python')
+  const execution = await sandbox.runCode([
+    'import pandas as pd, numpy as np',
+    "pd.DataFrame({'score': [1.5, np.nan], 'when': pd.to_datetime(['2026-01-02 03:04:05', None])})",
+  ].join('\n'))
+  assert.equal(execution.error, undefined)
+  const [table] = execution.results
+  assert.equal(table.isMainResult, true)
+  assert.match(table.html, /<table/)
+  assert.deepEqual(table.data, { score: [1.5, null], when: ['2026-01-02T03:04:05', null] })
+  assert.ok(table.formats().includes('data'))
+})
+
 test('an error has its name, value and traceback', async () => {
   const execution = await sandbox.runCode('def f():\n    return 1 / 0\nf()')
   assert.equal(execution.error.name, 'ZeroDivisionError')

@@ -4,6 +4,8 @@
 
 #include "http/e2beventformat.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QTest>
 
 using replhost::sdk::Event;
@@ -100,6 +102,39 @@ void tst_E2bEventFormat::linesForEvents_data()
             << QList<QJsonObject>{{{QStringLiteral("type"), QStringLiteral("result")},
                                    {QStringLiteral("text"), QStringLiteral("p")},
                                    {QStringLiteral("extra"), QJsonObject{{QStringLiteral("application/x-thing"), 5}}},
+                                   {QStringLiteral("is_main_result"), false}}};
+    const QJsonObject chart{{QStringLiteral("type"), QStringLiteral("bar")},
+                            {QStringLiteral("elements"), QJsonArray()}};
+    QTest::newRow("a figure's chart is E2B's chart, beside its png")
+            << QList<Event>{Event::display(QStringLiteral("e"), {{QStringLiteral("image/png"), QStringLiteral("iVBO")},
+                                                                  {QStringLiteral("application/vnd.replhost.chart+json"), chart}})}
+            << QList<QJsonObject>{{{QStringLiteral("type"), QStringLiteral("result")},
+                                   {QStringLiteral("png"), QStringLiteral("iVBO")},
+                                   {QStringLiteral("chart"), chart},
+                                   {QStringLiteral("extra"), QJsonObject()},
+                                   {QStringLiteral("is_main_result"), false}}};
+    const QJsonObject table = QJsonDocument::fromJson(R"({"columns": [
+            {"name": "b", "dtype": "float64", "values": [1.5, null]},
+            {"name": "a", "dtype": "object", "values": ["x", "y"]}],
+            "index": {"name": null, "values": [0, 1]}, "rows": 2, "total_rows": 2, "truncated": false})").object();
+    QTest::newRow("a table is E2B's data: each column's values by its name")
+            << QList<Event>{Event::result(QStringLiteral("e"), 1, {{QStringLiteral("text/plain"), QStringLiteral("df")},
+                                                                    {QStringLiteral("application/vnd.replhost.data+json"), table}})}
+            << QList<QJsonObject>{{{QStringLiteral("type"), QStringLiteral("result")},
+                                   {QStringLiteral("text"), QStringLiteral("df")},
+                                   {QStringLiteral("data"), QJsonDocument::fromJson(
+                                            R"({"b": [1.5, null], "a": ["x", "y"]})").object()},
+                                   {QStringLiteral("extra"), QJsonObject()},
+                                   {QStringLiteral("is_main_result"), true}}};
+    QTest::newRow("updates of a display and clears are not sent")
+            << QList<Event>{Event::display(QStringLiteral("e"), {{QStringLiteral("text/plain"), QStringLiteral("0%")}}, {},
+                                           QStringLiteral("bar")),
+                            Event::display(QStringLiteral("e"), {{QStringLiteral("text/plain"), QStringLiteral("9%")}}, {},
+                                           QStringLiteral("bar"), true),
+                            Event::clearOutput(QStringLiteral("e"), true)}
+            << QList<QJsonObject>{{{QStringLiteral("type"), QStringLiteral("result")},
+                                   {QStringLiteral("text"), QStringLiteral("0%")},
+                                   {QStringLiteral("extra"), QJsonObject()},
                                    {QStringLiteral("is_main_result"), false}}};
     QTest::newRow("the traceback is one string")
             << QList<Event>{Event::error(QStringLiteral("e"), QStringLiteral("NameError"), QStringLiteral("x"),

@@ -9,6 +9,8 @@
 #include "serverprocess.h"
 
 #include <QDeadlineTimer>
+#include <QFileInfo>
+#include <QMap>
 #include <QRegularExpression>
 #include <QTest>
 
@@ -50,10 +52,24 @@ void tst_E2bSdk::runSdkTests(const QString &sandboxUrl)
     QVERIFY2(run.passed(), "E2B SDK tests failed (output above)");
 }
 
+namespace {
+
+// Debian's Python, which has matplotlib and pandas from apt, when there is one (the python3 first
+// on PATH may be another).
+QMap<QString, QString> serverEnvironment()
+{
+    QMap<QString, QString> environment;
+    if (QFileInfo(QStringLiteral("/usr/bin/python3")).isExecutable())
+        environment.insert(QStringLiteral("REPLHOST_PYTHON"), QStringLiteral("/usr/bin/python3"));
+    return environment;
+}
+
+} // namespace
+
 void tst_E2bSdk::sdkThroughCapabilityPath()
 {
     ServerProcess server;
-    QVERIFY2(server.start(), qPrintable(server.error()));
+    QVERIFY2(server.start({}, serverEnvironment()), qPrintable(server.error()));
     runSdkTests(QStringLiteral("http://127.0.0.1:%1/e2b/%2").arg(server.port()).arg(QString::fromLatin1(server.token())));
     QCOMPARE(server.stop(), 0);
 }
@@ -61,7 +77,8 @@ void tst_E2bSdk::sdkThroughCapabilityPath()
 void tst_E2bSdk::sdkThroughE2bListener()
 {
     ServerProcess server;
-    QVERIFY2(server.start({QStringLiteral("--e2b-port"), QStringLiteral("0")}), qPrintable(server.error()));
+    QVERIFY2(server.start({QStringLiteral("--e2b-port"), QStringLiteral("0")}, serverEnvironment()),
+             qPrintable(server.error()));
     static const QRegularExpression e2bLine(QStringLiteral("E2B API without a token at (http://\\S+)"));
     QString url;
     const QDeadlineTimer deadline(10000);
