@@ -16,13 +16,11 @@ namespace {
 struct Record {
     bool stop = false;
     bool sentByKill = false;   // si_code SI_USER: kill() or raise(), not the terminal
-    bool delivered = false;    // whether the last counted interrupt had been delivered by then
     pid_t sender = 0;          // si_pid, for sentByKill
 };
 
 // The handler's state; valid while an InterruptWatcher is set up.
 volatile sig_atomic_t g_writeFd = -1;
-volatile sig_atomic_t g_delivered = 0;
 
 void onSigint(int, siginfo_t *info, void *)
 {
@@ -30,7 +28,6 @@ void onSigint(int, siginfo_t *info, void *)
     Record record;
     record.sentByKill = info && info->si_code == SI_USER;
     record.sender = record.sentByKill ? info->si_pid : 0;
-    record.delivered = g_delivered != 0;
     [[maybe_unused]] const ssize_t written = ::write(g_writeFd, &record, sizeof record);
     errno = saved;
 }
@@ -84,11 +81,6 @@ InterruptWatcher::~InterruptWatcher()
         ::close(m_writeFd);
 }
 
-void InterruptWatcher::interruptDelivered()
-{
-    g_delivered = 1;
-}
-
 void InterruptWatcher::watch()
 {
     int count = 0;
@@ -100,10 +92,9 @@ void InterruptWatcher::watch()
             continue;
         if (n != ssize_t(sizeof record) || record.stop)
             return;
-        if (count > 0 && record.sentByKill && record.sender == lastSender && !record.delivered)
+        if (count > 0 && record.sentByKill && record.sender == lastSender)
             continue;  // the same request, sent to the process and to its group
         lastSender = record.sentByKill ? record.sender : 0;
-        g_delivered = 0;
         m_onInterrupt(++count);
     }
 }

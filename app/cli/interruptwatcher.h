@@ -14,12 +14,12 @@ namespace replhost::cli {
 // how many interrupts the user has asked for so far (1, 2, ...).
 //
 // One request can arrive as two SIGINTs: `timeout -s INT` (and `kill` scripts like it) signals
-// the command and then its whole process group, which holds the command too. So a SIGINT sent by
-// kill() from the same process as the one that was counted last, arriving before
-// interruptDelivered() (the interrupt it asked for has reached the server), is the same request
-// and not counted. That needs no clock: the handler notes, as the signal arrives, whether the
-// interrupt was delivered yet. A terminal's Ctrl-C comes from the kernel, once per press, and
-// every one counts.
+// the command and then its whole process group, which holds the command too, and on a busy
+// machine the two may be any time apart. So a SIGINT sent by kill() from the same process as the
+// one counted last is the same request and not counted. That needs no clock and waits for
+// nothing that does not end: an interrupted run ends (the server kills an interpreter that
+// ignores the interrupt after its grace period). A terminal's Ctrl-C comes from the kernel, once
+// per press, and every one counts, as does a SIGINT from any other process.
 //
 // One instance at a time per process. While it lives, SIGINT no longer ends the process and is
 // blocked in the creating thread; the destructor restores the previous disposition and mask and
@@ -34,10 +34,6 @@ public:
 
     // False when the pipe or the handler could not be set up: SIGINT then ends the process as usual.
     bool isValid() const { return m_thread.joinable(); }
-
-    // The interrupt asked for by the last counted SIGINT has been sent and answered (or will not
-    // be sent): a SIGINT from now on is a new request, whoever sends it. Any thread.
-    void interruptDelivered();
 
 private:
     void watch();

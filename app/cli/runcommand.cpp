@@ -165,13 +165,11 @@ Result<ExitStatus> RunCommand::execute()
     Result<void> streamed;
     {
         InterruptWatcher watcher([this](int count) { onInterrupt(count); });
-        m_watcher.store(&watcher);
         streamed = m_client.stream(m_client.scoped("/executions"), json.str(), [this](const SseEvent &event) {
             render(event);
         });
         const std::lock_guard<std::mutex> lock(m_mutex);
         executionId = m_executionId;
-        m_watcher.store(nullptr);
     }
     if (!streamed)
         return streamed.failure();
@@ -286,9 +284,6 @@ void RunCommand::sendInterrupt(const std::string &executionId)
     // 409: the run finished on its own meanwhile; its stream says how.
     if (!reply && reply.failure().httpStatus != 409)
         Console::complain("cannot interrupt the run: " + reply.failure().message);
-    // Sent from both threads, while the watcher lives (it outlives the stream that renders).
-    if (InterruptWatcher *watcher = m_watcher.load())
-        watcher->interruptDelivered();
 }
 
 } // namespace replhost::cli

@@ -3,13 +3,10 @@
 
 #include "command.h"
 
-#include <atomic>
 #include <mutex>
 #include <string>
 
 namespace replhost::cli {
-
-class InterruptWatcher;
 
 // `replhost-cli run`: sends code to a context (--context) or to a language's default context
 // (-l, or guessed from the -f file's extension) and follows the run's event stream, writing its
@@ -41,8 +38,6 @@ private:
     std::string m_executionId;
     bool m_interruptWanted = false;
     bool m_interruptSent = false;
-    // The watcher of the run being followed, told when an interrupt has been delivered.
-    std::atomic<InterruptWatcher *> m_watcher{nullptr};
 
     // Main thread only.
     std::string m_status;  // from the "done" event; empty until then
