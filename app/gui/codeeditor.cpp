@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QEvent>
 #include <QKeyEvent>
+#include <QRegularExpression>
 
 namespace replhost::gui {
 
@@ -59,9 +60,9 @@ CodeEditor::CodeEditor(QWidget *parent)
 {
     setUtf8(true);
     setAutoIndent(true);
-    setIndentationsUseTabs(false);
-    setIndentationWidth(4);
-    setTabWidth(4);
+    setBackspaceUnindents(true);
+    setTabIndents(true);
+    applyIndentation();
     setBraceMatching(QsciScintilla::SloppyBraceMatch);
     setCaretLineVisible(true);
     setMarginType(0, QsciScintilla::NumberMargin);
@@ -110,6 +111,7 @@ void CodeEditor::setLexerHint(const QString &hint)
     delete old;
     setEditorFont(m_font);
     applyPalette();
+    applyIndentation();
     updateCellMarks();
 }
 
@@ -176,6 +178,108 @@ void CodeEditor::applyCellColours()
     setMarkerBackgroundColor(mix(base, highlight, 0.55), kCellSeparatorMarker);
     setMarkerForegroundColor(highlight, kCurrentCellMarker);
     setMarkerBackgroundColor(highlight, kCurrentCellMarker);
+}
+
+void CodeEditor::applyIndentation()
+{
+    // The width each language's style guide uses; Go's is a tab (gofmt).
+    const bool tabs = m_hint == QLatin1String("go");
+    const int width = m_hint == QLatin1String("javascript") || m_hint == QLatin1String("js") ? 2 : 4;
+    setIndentationsUseTabs(tabs);
+    setIndentationWidth(width);
+    setTabWidth(width);
+}
+
+void CodeEditor::keyPressEvent(QKeyEvent *event)
+{
+    const bool newline = (event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter)
+                         && (event->modifiers() & ~Qt::KeypadModifier) == Qt::NoModifier && !isListActive();
+    QsciScintilla::keyPressEvent(event);
+    if (newline && m_hint == QLatin1String("python")) {
+        int line = 0, index = 0;
+        getCursorPosition(&line, &index);
+        indentPythonLine(line);
+    }
+}
+
+void CodeEditor::indentPythonLine(int line)
+{
+    if (line < 1 || !text(line).trimmed().isEmpty())
+        return;
+    // Auto-indent gave the new line the indentation of the one above; a block opens a level
+    // deeper (after ':'), a flow statement closes one (after return, pass, break, continue or
+    // raise).
+    static const QRegularExpression opens(QStringLiteral(":\\s*(#.*)?$"));
+    static const QRegularExpression flow(QStringLiteral("^\\s*(return|pass|break|continue|raise)\\b"));
+    const QString above = text(line - 1);
+    const int indent = indentation(line - 1);
+    if (indentation(line) != indent)
+        return;
+    int level = indent;
+    if (opens.match(above).hasMatch())
+        level = indent + indentationWidth();
+    else if (flow.match(above).hasMatch())
+        level = qMax(0, indent - indentationWidth());
+    if (level == indentation(line))
+        return;
+    setIndentation(line, level);
+    setCursorPosition(line, level);
+}
+
+void CodeEditor::toggleComment()
+{
+    const QString prefix = Cells::commentPrefix(m_hint);
+    if (prefix.isEmpty())
+        return;
+    int first = 0, index = 0, last = 0, endIndex = 0;
+    if (hasSelectedText()) {
+        getSelection(&first, &index, &last, &endIndex);
+        if (endIndex == 0 && last > first)
+            --last;  // a selection that ends at a line's start leaves that line alone
+    } else {
+        getCursorPosition(&first, &index);
+        last = first;
+    }
+    bool allComments = true;
+    int column = -1;
+    for (int line = first; line <= last; ++line) {
+        const QString lineText = text(line);
+        if (lineText.trimmed().isEmpty())
+            continue;
+        if (!lineText.trimmed().startsWith(prefix))
+            allComments = false;
+        const int indent = indentation(line);
+        column = column < 0 ? indent : qMin(column, indent);
+    }
+    if (column < 0)
+        return;
+    beginUndoAction();
+    for (int line = first; line <= last; ++line) {
+        const QString lineText = text(line);
+        if (lineText.trimmed().isEmpty())
+            continue;
+        if (allComments) {
+            const qsizetype at = lineText.indexOf(prefix);
+            qsizetype length = prefix.size();
+            if (lineText.mid(at + length, 1) == QLatin1String(" "))
+                ++length;
+            setSelection(line, int(at), line, int(at + length));
+            removeSelectedText();
+        } else {
+            // The comment goes at the block's indentation, so the lines keep their shape.
+            int position = 0, col = 0;
+            for (const QChar c : lineText) {
+                if (col >= column || (c != QLatin1Char(' ') && c != QLatin1Char('\t')))
+                    break;
+                col = c == QLatin1Char('\t') ? (col / tabWidth() + 1) * tabWidth() : col + 1;
+                ++position;
+            }
+            insertAt(prefix + QLatin1Char(' '), line, position);
+        }
+    }
+    endUndoAction();
+    if (first != last)
+        setSelection(first, 0, last, int(text(last).size()) - (text(last).endsWith(QLatin1Char('\n')) ? 1 : 0));
 }
 
 bool CodeEditor::event(QEvent *event)

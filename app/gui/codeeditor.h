@@ -16,6 +16,10 @@ namespace replhost::gui {
 // and brace matching, coloured from the active palette. Running and interrupting are the
 // window's actions; the editor only says what to run.
 //
+// Indentation goes by levels of the language's width (tabs for Go); Backspace in leading blanks
+// removes a level; in Python the line after a ':' starts a level deeper and the line after
+// return, pass, break, continue or raise a level lower.
+//
 // Each editor is one document of the workbench's tabs: a file (filePath() set) or the untitled
 // buffer of a context (no path), bound to the context its code runs in (empty: the selected
 // one). Each keeps its own undo stack, selection and scroll position.
@@ -45,6 +49,10 @@ public:
     void moveToNextCell();
     // Puts the cursor at the start of the next line (the end of the text on the last one).
     void moveToNextLine();
+    // Comments the selected lines (or the cursor's) with the language's line comment, or
+    // uncomments them when they all are comments; one undo step. Plain text has no comment.
+    void toggleComment();
+
     // The lines drawn as a cell's band (its marker line), for tests and screenshots.
     QList<int> cellBandLines() const;
 
@@ -73,6 +81,7 @@ public:
 
 protected:
     bool event(QEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
     void changeEvent(QEvent *event) override;
 
 private:
@@ -80,6 +89,8 @@ private:
     void updateCellMarks();
     void updateCurrentCellMark();
     void applyCellColours();
+    void applyIndentation();
+    void indentPythonLine(int line);
 
     QString m_hint;
     QString m_filePath, m_workspace, m_contextId;

@@ -7,6 +7,7 @@
 #include "editortabs.h"
 #include "envpanel.h"
 #include "filebrowser.h"
+#include "findbar.h"
 #include "historypanel.h"
 #include "languagebadge.h"
 #include "newcontextdialog.h"
@@ -183,6 +184,7 @@ void WorkbenchWindow::buildWidgets()
     m_tree = new ContextTree(m_engine, this);
     m_files = new FileBrowser(this);
     m_tabs = new EditorTabs(*m_settings, this);
+    m_find = new FindBar(this);
     m_output = new OutputView(this);
     m_history = new HistoryPanel(m_engine, this);
     m_env = new EnvPanel(m_engine, this);
@@ -192,12 +194,17 @@ void WorkbenchWindow::buildWidgets()
     m_editorTitle = new QLabel(this);
     m_editorTitle->setTextFormat(Qt::PlainText);
     m_editorTitle->setContentsMargins(6, 3, 6, 3);
+    // A long working directory must not widen the window: the label is cut, its tooltip whole.
+    m_editorTitle->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     auto *editorPane = new QWidget(this);
+    // On a narrow window the docks give way: the code stays readable and the tabs' names whole.
+    editorPane->setMinimumWidth(480);
     auto *editorLayout = new QVBoxLayout(editorPane);
     editorLayout->setContentsMargins(0, 0, 0, 0);
     editorLayout->setSpacing(0);
     editorLayout->addWidget(m_editorTitle);
     editorLayout->addWidget(m_tabs, 1);
+    editorLayout->addWidget(m_find);
 
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setObjectName(QStringLiteral("editorOutputSplitter"));
@@ -228,6 +235,7 @@ void WorkbenchWindow::buildWidgets()
     connect(m_tree, &ContextTree::currentContextChanged, this, &WorkbenchWindow::onContextSelected);
     connect(m_tree, &QTreeWidget::itemActivated, this, [this] { editor()->setFocus(); });
     connect(m_tabs, &EditorTabs::currentEditorChanged, this, &WorkbenchWindow::onEditorChanged);
+    m_find->setEditor(editor());
     connect(m_files, &FileBrowser::openRequested, this, &WorkbenchWindow::openFile);
     connect(m_history, &HistoryPanel::rerunRequested, this, [this](const QString &code) { runCode(code); });
     connect(m_history, &HistoryPanel::copyToEditorRequested, this, [this](const QString &code) {
@@ -287,6 +295,7 @@ QAction *WorkbenchWindow::action(const QString &objectName) const
 void WorkbenchWindow::buildActions()
 {
     QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
+    QMenu *editMenu = menuBar()->addMenu(tr("&Edit"));
     QMenu *contextMenu = menuBar()->addMenu(tr("&Context"));
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     QMenu *helpMenu = menuBar()->addMenu(tr("&Help"));
@@ -465,6 +474,51 @@ void WorkbenchWindow::buildActions()
                                    .arg(core::Engine::schemaVersion()));
     });
 
+    // The editor handles these keys itself when it has the focus (the actions do the same to
+    // the current tab from the menu), so they stay in its key map.
+    const auto editorAction = [this](const QString &name, const QString &text, QKeySequence::StandardKey key,
+                                     const QString &tip, void (QsciScintilla::*method)()) {
+        QAction *action = addAction(name, text, QKeySequence::keyBindings(key), tip,
+                                    [this, method] { (editor()->*method)(); });
+        action->setProperty("editorKeepsKeys", true);
+        return action;
+    };
+    QAction *undo = editorAction(QStringLiteral("actionUndo"), tr("&Undo"), QKeySequence::Undo,
+                                 tr("Undo the last change in the editor"), &QsciScintilla::undo);
+    QAction *redo = editorAction(QStringLiteral("actionRedo"), tr("&Redo"), QKeySequence::Redo,
+                                 tr("Redo what was undone"), &QsciScintilla::redo);
+    QAction *cut = editorAction(QStringLiteral("actionCut"), tr("Cu&t"), QKeySequence::Cut,
+                                tr("Cut the selection"), &QsciScintilla::cut);
+    QAction *copy = editorAction(QStringLiteral("actionCopy"), tr("&Copy"), QKeySequence::Copy,
+                                 tr("Copy the selection"), &QsciScintilla::copy);
+    QAction *paste = editorAction(QStringLiteral("actionPaste"), tr("&Paste"), QKeySequence::Paste,
+                                  tr("Paste at the cursor"), &QsciScintilla::paste);
+    QAction *selectAll = addAction(QStringLiteral("actionSelectAll"), tr("Select &All"),
+                                   QKeySequence::keyBindings(QKeySequence::SelectAll), tr("Select the whole text"),
+                                   [this] { editor()->selectAll(); });
+    selectAll->setProperty("editorKeepsKeys", true);
+    QAction *find = addAction(QStringLiteral("actionFind"), tr("&Find…"), {QKeySequence(Qt::CTRL | Qt::Key_F)},
+                              tr("Find in the tab (Esc closes the bar)"), [this] { m_find->showFind(); });
+    QAction *replace = addAction(QStringLiteral("actionReplace"), tr("R&eplace…"),
+                                 {QKeySequence(Qt::CTRL | Qt::Key_H)}, tr("Find and replace in the tab"),
+                                 [this] { m_find->showReplace(); });
+    QAction *findNext = addAction(QStringLiteral("actionFindNext"), tr("Find &Next"), {QKeySequence(Qt::Key_F3)},
+                                  tr("Go to the next match"), [this] { m_find->findNext(); });
+    QAction *findPrevious = addAction(QStringLiteral("actionFindPrevious"), tr("Find Pre&vious"),
+                                      {QKeySequence(Qt::SHIFT | Qt::Key_F3)}, tr("Go to the previous match"),
+                                      [this] { m_find->findPrevious(); });
+    QAction *comment = addAction(QStringLiteral("actionToggleComment"), tr("Toggle Co&mment"),
+                                 {QKeySequence(Qt::CTRL | Qt::Key_Slash)},
+                                 tr("Comment or uncomment the selected lines (# or //, by language)"),
+                                 [this] { editor()->toggleComment(); });
+    editMenu->addActions({undo, redo});
+    editMenu->addSeparator();
+    editMenu->addActions({cut, copy, paste, selectAll});
+    editMenu->addSeparator();
+    editMenu->addActions({find, replace, findNext, findPrevious});
+    editMenu->addSeparator();
+    editMenu->addAction(comment);
+
     fileMenu->addActions({newFile, open, save, saveAs, closeTab});
     fileMenu->addSeparator();
     fileMenu->addActions({runFile});
@@ -561,6 +615,7 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
 
 void WorkbenchWindow::onEditorChanged(CodeEditor *current)
 {
+    m_find->setEditor(current);
     if (m_restoringSession || !current)
         return;
     if (!current->contextId().isEmpty() && current->contextId() != m_contextId
@@ -572,7 +627,8 @@ void WorkbenchWindow::onEditorChanged(CodeEditor *current)
 void WorkbenchWindow::updateEditorTitle()
 {
     const CodeEditor *current = editor();
-    const QString file = current && !current->filePath().isEmpty() ? current->filePath() : QString();
+    const QString file = current && !current->filePath().isEmpty() ? QFileInfo(current->filePath()).fileName()
+                                                                   : QString();
     const auto info = m_engine.contexts().get(m_workspace, m_contextId);
     if (!info) {
         m_editorTitle->setText(file.isEmpty() ? tr("No context selected — create one with Ctrl+N")
@@ -581,6 +637,7 @@ void WorkbenchWindow::updateEditorTitle()
     }
     const QString where = tr("%1 · %2 · %3").arg(ContextTree::displayName(*info), info->language, info->cwd);
     m_editorTitle->setText(file.isEmpty() ? where : tr("%1 — runs in %2").arg(file, where));
+    m_editorTitle->setToolTip(m_editorTitle->text());
 }
 
 void WorkbenchWindow::restoreSession()

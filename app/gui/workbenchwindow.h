@@ -28,6 +28,7 @@ class ContextTree;
 class EditorTabs;
 class EnvPanel;
 class FileBrowser;
+class FindBar;
 class HistoryPanel;
 class OutputView;
 class PluginsDialog;
@@ -99,6 +100,7 @@ public:
     // The current tab's editor (there is always one).
     CodeEditor *editor() const;
     EditorTabs *editorTabs() const { return m_tabs; }
+    FindBar *findBar() const { return m_find; }
     OutputView *output() const { return m_output; }
     HistoryPanel *history() const { return m_history; }
     EnvPanel *envPanel() const { return m_env; }
@@ -172,6 +174,7 @@ private:
     ContextTree *m_tree = nullptr;
     FileBrowser *m_files = nullptr;
     EditorTabs *m_tabs = nullptr;
+    FindBar *m_find = nullptr;
     OutputView *m_output = nullptr;
     HistoryPanel *m_history = nullptr;
     EnvPanel *m_env = nullptr;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The code editor on its own (no engine): run units and their bands, as each language writes
-// its cell markers.
+// its cell markers; indentation by levels and comments as each language writes them.
 #include "gui/cells.h"
 #include "gui/codeeditor.h"
 
@@ -18,6 +18,12 @@ private slots:
     void cellsAreDrawnAsBands();
     void codeToRunIsTheCellUnderTheCursor();
     void plainTextHasNoCells();
+    void indentationFollowsTheLanguage_data();
+    void indentationFollowsTheLanguage();
+    void backspaceRemovesOneIndentLevel();
+    void pythonDedentsAfterFlowStatements_data();
+    void pythonDedentsAfterFlowStatements();
+    void toggleCommentUsesTheLanguagesComment();
 };
 
 // Each row: the lexer hint, the text, and the first line of each cell found.
@@ -105,6 +111,117 @@ void tst_CodeEditor::plainTextHasNoCells()
     editor.setText(QStringLiteral("# %%\nnot code\n# %%\n"));
     QVERIFY(editor.cellBandLines().isEmpty());
     QCOMPARE(editor.codeToRun(), QStringLiteral("# %%\nnot code\n# %%"));
+}
+
+void tst_CodeEditor::indentationFollowsTheLanguage_data()
+{
+    QTest::addColumn<QString>("lexer");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<bool>("tabs");
+    QTest::newRow("python") << "python" << 4 << false;
+    QTest::newRow("javascript") << "javascript" << 2 << false;
+    QTest::newRow("java") << "java" << 4 << false;
+    QTest::newRow("go") << "go" << 4 << true;
+    QTest::newRow("bash") << "bash" << 4 << false;
+    QTest::newRow("perl") << "perl" << 4 << false;
+}
+
+void tst_CodeEditor::indentationFollowsTheLanguage()
+{
+    QFETCH(QString, lexer);
+    QFETCH(int, width);
+    QFETCH(bool, tabs);
+    CodeEditor editor;
+    editor.setLexerHint(lexer);
+    QCOMPARE(editor.indentationWidth(), width);
+    QCOMPARE(editor.indentationsUseTabs(), tabs);
+    QVERIFY(editor.backspaceUnindents());
+}
+
+// Backspace in an indentation removes a level, not a space (else an IndentationError follows).
+void tst_CodeEditor::backspaceRemovesOneIndentLevel()
+{
+    CodeEditor editor;
+    editor.setLexerHint(QStringLiteral("python"));
+    editor.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&editor));
+    editor.setFocus();
+    QTest::keyClicks(&editor, QStringLiteral("for i in range(3):"));
+    QTest::keyClick(&editor, Qt::Key_Return);
+    QCOMPARE(editor.indentation(1), 4);
+    QTest::keyClicks(&editor, QStringLiteral("if i:"));
+    QTest::keyClick(&editor, Qt::Key_Return);
+    QCOMPARE(editor.indentation(2), 8);
+    QTest::keyClick(&editor, Qt::Key_Backspace);
+    QCOMPARE(editor.indentation(2), 4);
+    QTest::keyClick(&editor, Qt::Key_Backspace);
+    QCOMPARE(editor.indentation(2), 0);
+    QCOMPARE(editor.text(), QStringLiteral("for i in range(3):\n    if i:\n"));
+}
+
+void tst_CodeEditor::pythonDedentsAfterFlowStatements_data()
+{
+    QTest::addColumn<QString>("statement");
+    QTest::newRow("return") << "return total";
+    QTest::newRow("pass") << "pass";
+    QTest::newRow("break") << "break";
+    QTest::newRow("continue") << "continue";
+    QTest::newRow("raise") << "raise ValueError('no')";
+}
+
+void tst_CodeEditor::pythonDedentsAfterFlowStatements()
+{
+    QFETCH(QString, statement);
+    CodeEditor editor;
+    editor.setLexerHint(QStringLiteral("python"));
+    editor.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&editor));
+    editor.setFocus();
+    QTest::keyClicks(&editor, QStringLiteral("while True:"));
+    QTest::keyClick(&editor, Qt::Key_Return);
+    QTest::keyClicks(&editor, QStringLiteral("if done:"));
+    QTest::keyClick(&editor, Qt::Key_Return);
+    QTest::keyClicks(&editor, statement);
+    QTest::keyClick(&editor, Qt::Key_Return);
+    QCOMPARE(editor.indentation(3), 4);
+    int line = 0, index = 0;
+    editor.getCursorPosition(&line, &index);
+    QCOMPARE(line, 3);
+    QCOMPARE(index, 4);
+    // Other statements keep their level; and the dedent is Python's only.
+    QTest::keyClicks(&editor, QStringLiteral("returned = 1"));
+    QTest::keyClick(&editor, Qt::Key_Return);
+    QCOMPARE(editor.indentation(4), 4);
+    CodeEditor js;
+    js.setLexerHint(QStringLiteral("javascript"));
+    js.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&js));
+    js.setText(QStringLiteral("  return 1"));
+    js.setCursorPosition(0, 10);
+    QTest::keyClick(&js, Qt::Key_Return);
+    QCOMPARE(js.indentation(1), 2);
+}
+
+// Ctrl+/ comments the lines with the language's line comment and uncomments them again, each
+// as one undo step.
+void tst_CodeEditor::toggleCommentUsesTheLanguagesComment()
+{
+    CodeEditor editor;
+    editor.setLexerHint(QStringLiteral("python"));
+    editor.setText(QStringLiteral("def f():\n    a = 1\n\n    return a\n"));
+    editor.setSelection(1, 0, 3, 12);
+    editor.toggleComment();
+    QCOMPARE(editor.text(), QStringLiteral("def f():\n    # a = 1\n\n    # return a\n"));
+    editor.toggleComment();
+    QCOMPARE(editor.text(), QStringLiteral("def f():\n    a = 1\n\n    return a\n"));
+    editor.undo();
+    QCOMPARE(editor.text(), QStringLiteral("def f():\n    # a = 1\n\n    # return a\n"));
+
+    editor.setLexerHint(QStringLiteral("javascript"));
+    editor.setText(QStringLiteral("let a = 1\nlet b = 2"));
+    editor.setCursorPosition(1, 3);
+    editor.toggleComment();
+    QCOMPARE(editor.text(), QStringLiteral("let a = 1\n// let b = 2"));
 }
 
 QTEST_MAIN(tst_CodeEditor)

@@ -8,6 +8,7 @@
 #include "gui/envlayertable.h"
 #include "gui/envpanel.h"
 #include "gui/filebrowser.h"
+#include "gui/findbar.h"
 #include "gui/historypanel.h"
 #include "gui/newcontextdialog.h"
 #include "gui/outputview.h"
@@ -23,6 +24,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QScrollBar>
 #include <QSettings>
 #include <QInputDialog>
 #include <QLabel>
@@ -225,6 +227,8 @@ private slots:
     void shiftEnterRunsTheCellAndAdvances();
     void f9RunsTheLineAndMovesOn();
     void restartAndRunAllStartsFresh();
+    void findAndReplace();
+    void noScrollLeakBetweenContexts();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -1074,6 +1078,99 @@ void tst_Workbench::restartAndRunAllStartsFresh()
     QVERIFY(asked);
     QVERIFY(waitFinished(bench.window->lastExecution()));
     QTRY_VERIFY(bench.window->output()->toPlainText().contains(QStringLiteral("fresh: True")));
+}
+
+// Ctrl+F opens the find bar on the selection, Enter and F3 go to the next match, Shift+F3 to the
+// previous one; Ctrl+H adds the replace field, Replace All is one undo step; Esc closes the bar.
+void tst_Workbench::findAndReplace()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    CodeEditor *editor = bench.window->editor();
+    editor->setText(QStringLiteral("alpha = 1\nbeta = alpha\nprint(alpha, beta)"));
+    editor->setFocus();
+    editor->setCursorPosition(0, 0);
+    FindBar *bar = bench.window->findBar();
+    QVERIFY(bar->isHidden());
+    QTest::keyClick(editor, Qt::Key_F, Qt::ControlModifier);
+    QVERIFY(bar->isVisible());
+    QVERIFY(!bar->replaceField()->isVisible());
+    QTRY_VERIFY(bar->findField()->hasFocus());
+    QTest::keyClicks(bar->findField(), QStringLiteral("alpha"));
+    const auto selectionStart = [editor] {
+        int line = 0, index = 0, endLine = 0, endIndex = 0;
+        editor->getSelection(&line, &index, &endLine, &endIndex);
+        return QPoint(index, line);
+    };
+    QCOMPARE(editor->selectedText(), QStringLiteral("alpha"));
+    QCOMPARE(selectionStart(), QPoint(0, 0));
+    QTest::keyClick(bar->findField(), Qt::Key_Return);
+    QCOMPARE(selectionStart(), QPoint(7, 1));
+    QTest::keyClick(bar->findField(), Qt::Key_F3);
+    QCOMPARE(selectionStart(), QPoint(6, 2));
+    QTest::keyClick(bar->findField(), Qt::Key_F3);  // wraps
+    QCOMPARE(selectionStart(), QPoint(0, 0));
+    QTest::keyClick(bar->findField(), Qt::Key_F3, Qt::ShiftModifier);
+    QCOMPARE(selectionStart(), QPoint(6, 2));
+    QTest::keyClick(bar->findField(), Qt::Key_Return, Qt::ShiftModifier);
+    QCOMPARE(selectionStart(), QPoint(7, 1));
+    QVERIFY(!bench.window->lastExecution());  // Shift+Enter in the field finds, it does not run
+
+    QTest::keyClick(bar->findField(), Qt::Key_H, Qt::ControlModifier);
+    QVERIFY(bar->replaceField()->isVisible());
+    bar->replaceField()->setFocus();
+    QTest::keyClicks(bar->replaceField(), QStringLiteral("omega"));
+    QCOMPARE(bar->replaceAll(), 3);
+    QCOMPARE(editor->text(), QStringLiteral("omega = 1\nbeta = omega\nprint(omega, beta)"));
+    QVERIFY(bar->statusText().contains(QStringLiteral("3 replaced")));
+    editor->undo();
+    QCOMPARE(editor->text(), QStringLiteral("alpha = 1\nbeta = alpha\nprint(alpha, beta)"));
+
+    // Replace: the match shown, then on to the next.
+    editor->setCursorPosition(0, 0);
+    bar->findNext();
+    QCOMPARE(selectionStart(), QPoint(0, 0));
+    QVERIFY(bar->replaceOne());
+    QCOMPARE(editor->text(), QStringLiteral("omega = 1\nbeta = alpha\nprint(alpha, beta)"));
+    QCOMPARE(selectionStart(), QPoint(7, 1));
+
+    QTest::keyClick(bar->replaceField(), Qt::Key_Escape);
+    QVERIFY(bar->isHidden());
+    QTRY_VERIFY(editor->hasFocus());
+}
+
+// Each tab keeps its own scroll position: a long line scrolled in one context's buffer does not
+// scroll the next context's.
+void tst_Workbench::noScrollLeakBetweenContexts()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString first = bench.window->currentContextId();
+    CodeEditor *wide = bench.window->editor();
+    QStringList lines;
+    for (int i = 0; i < 200; ++i)
+        lines.append(QStringLiteral("row_%1 = '%2'").arg(i).arg(QString(300, QLatin1Char('x'))));
+    wide->setText(lines.join(QLatin1Char('\n')));
+    wide->setCursorPosition(150, 300);
+    wide->ensureCursorVisible();
+    QTRY_VERIFY(wide->horizontalScrollBar()->value() > 0);
+    const int across = wide->horizontalScrollBar()->value();
+    const int down = wide->verticalScrollBar()->value();
+    QVERIFY(down > 0);
+
+    QVERIFY(bench.createPython());
+    CodeEditor *narrow = bench.window->editor();
+    QVERIFY(narrow != wide);
+    QTest::keyClicks(narrow, QStringLiteral("x = 1"));
+    QCOMPARE(narrow->horizontalScrollBar()->value(), 0);
+    QCOMPARE(narrow->verticalScrollBar()->value(), 0);
+
+    bench.window->contextTree()->selectContext(first);
+    QCOMPARE(bench.window->editor(), wide);
+    QCOMPARE(wide->horizontalScrollBar()->value(), across);
+    QCOMPARE(wide->verticalScrollBar()->value(), down);
 }
 
 #include "tst_workbench.moc"

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Drives the workbench through its main states on a real display and saves what the screen
 // shows: an empty workbench, a run with output and a figure, an error, the plugins page, the
-// server panel and the dark theme.
+// server panel and the dark theme. The editor's tabs (files, cells with their bands) and the
+// find bar are rendered from the window itself at 1400×900 and 1000×700, the two sizes the
+// layout must hold.
 //
 //   xvfb-run -s '-screen 0 1400x900x24' build/bin/workbench_screenshots docs/screenshots
 #include "core/engine.h"
 #include "gui/codeeditor.h"
 #include "gui/contexttree.h"
+#include "gui/editortabs.h"
+#include "gui/findbar.h"
 #include "gui/pluginsdialog.h"
 #include "gui/serverpanel.h"
 #include "gui/workbenchwindow.h"
@@ -15,7 +19,10 @@
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QJsonObject>
+#include <QLineEdit>
+#include <QMainWindow>
 #include <QScreen>
 #include <QTemporaryDir>
 #include <QTest>
@@ -35,6 +42,31 @@ void shoot(const QString &directory, const QString &name)
         std::fprintf(stderr, "cannot save %s\n", qPrintable(path));
     else
         std::printf("%s\n", qPrintable(path));
+}
+
+// The window alone, rendered at each size the layout must hold.
+void render(QMainWindow &window, const QString &directory, const QString &name)
+{
+    const QSize before = window.size();
+    const QByteArray layout = window.saveState();  // the docks' widths, which a narrow size takes
+    for (const QSize size : {QSize(1400, 900), QSize(1000, 700)}) {
+        window.resize(size);
+        QTest::qWait(400);
+        const QString path = QDir(directory).filePath(
+                QStringLiteral("%1-%2x%3.png").arg(name).arg(size.width()).arg(size.height()));
+        if (!window.grab().save(path))
+            std::fprintf(stderr, "cannot save %s\n", qPrintable(path));
+        else
+            std::printf("%s\n", qPrintable(path));
+    }
+    window.resize(before);
+    window.restoreState(layout);
+}
+
+bool writeFile(const QString &path, const QByteArray &text)
+{
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(text) == text.size();
 }
 
 bool run(gui::WorkbenchWindow &window, const QString &code)
@@ -97,6 +129,34 @@ int main(int argc, char *argv[])
 
     run(*window, QStringLiteral("def mean(values):\n    return sum(values) / len(values)\n\nmean([])"));
     shoot(out, QStringLiteral("error"));
+
+    // Files in tabs, one with cells; its second cell run with Shift+Enter's action.
+    const QString workspaceDir = engine->workspaces().get(QStringLiteral("default"))->directory;
+    const QString script = QDir(workspaceDir).filePath(QStringLiteral("analysis.py"));
+    const QString notes = QDir(workspaceDir).filePath(QStringLiteral("notes.txt"));
+    writeFile(notes, "Questions for Friday:\n- does the mean hold with 300 samples?\n");
+    writeFile(script, "# %% Load\nimport math\nvalues = [math.sin(x / 3) for x in range(30)]\n\n"
+                      "# %% Summarise\nmean = sum(values) / len(values)\n"
+                      "print(f\"mean {mean:.3f} over {len(values)} values\")\n\n"
+                      "# %% Extremes\nprint('max', round(max(values), 3), 'min', round(min(values), 3))\n");
+    window->openFile(notes);
+    window->openFile(script);
+    window->runCellAndAdvance();
+    window->runCellAndAdvance();
+    if (!QTest::qWaitFor([&] { return window->lastExecution() && window->lastExecution()->isFinished(); }, 60000))
+        std::fprintf(stderr, "the cells did not finish\n");
+    window->editor()->setCursorPosition(5, 0);
+    window->editor()->insert(QStringLiteral("# the mean of one period of sin is about 0\n"));
+    render(*window, out, QStringLiteral("files-and-cells"));
+
+    window->findBar()->showReplace();
+    window->findBar()->findField()->setText(QStringLiteral("values"));
+    window->findBar()->replaceField()->setText(QStringLiteral("samples"));
+    window->editor()->setCursorPosition(0, 0);
+    window->findBar()->findNext();
+    window->findBar()->findNext();
+    render(*window, out, QStringLiteral("find"));
+    window->findBar()->closeBar();
 
     window->showPlugins();
     if (gui::PluginsDialog *dialog = window->pluginsDialog()) {
