@@ -9,6 +9,7 @@
 
 #include <QElapsedTimer>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QTest>
 #include <QThread>
 
@@ -41,6 +42,7 @@ private slots:
     void malformedLastEventIdIs400();
     void timeoutEndsTheRunWithStatusTimeout();
     void outputBeyondTheCapIsTruncated();
+    void displayUpdatesAndClearsAreStreamed();
     void completionAnswersMatches();
     void variablesListNameTypeAndRepr();
     void completionWaitsForAStartingInterpreter();
@@ -441,6 +443,35 @@ void tst_ExecutionsApi::outputBeyondTheCapIsTruncated()
 
     // Bad values are refused at start-up.
     QCOMPARE(ServerProcess::runOnce({QStringLiteral("--max-output"), QStringLiteral("lots")}).exitCode, 2);
+}
+
+// A display with an id, its update and a clear reach a client of the event stream as events of
+// their own, and the execution document shows what the run ended with.
+void tst_ExecutionsApi::displayUpdatesAndClearsAreStreamed()
+{
+    REQUIRE_LANGUAGE("python");
+    const QString id = client().createContext(QStringLiteral("python"));
+    const QString code = QStringLiteral(
+            "h = display({'text/plain': '0%'}, raw=True, display_id='bar')\n"
+            "h.update({'text/plain': '100%'}, raw=True)\n"
+            "display({'text/plain': 'next'}, raw=True, clear=True)\n");
+    QStringList seen;
+    for (const ApiClient::Event &event :
+         client().stream(QStringLiteral("/v1/contexts/%1/executions").arg(id), {{QStringLiteral("code"), code}})) {
+        const QJsonObject data = QJsonDocument::fromJson(event.data).object();
+        if (event.type == "display")
+            seen << QStringLiteral("display %1 %2%3").arg(
+                    data.value(QStringLiteral("data")).toObject().value(QStringLiteral("text/plain")).toString(),
+                    data.value(QStringLiteral("display_id")).toString(),
+                    data.value(QStringLiteral("update")).toBool() ? QStringLiteral(" update") : QString());
+        else if (event.type == "clear_output")
+            seen << QStringLiteral("clear_output wait=%1").arg(data.value(QStringLiteral("wait")).toBool() ? "true" : "false");
+    }
+    QCOMPARE(seen, QStringList({QStringLiteral("display 0% bar"), QStringLiteral("display 100% bar update"),
+                                QStringLiteral("clear_output wait=true"), QStringLiteral("display next ")}));
+    const QJsonObject run = client().runAndWait(id, code);
+    QCOMPARE(run.value(QStringLiteral("displays")).toArray(),
+             QJsonArray({QJsonObject{{QStringLiteral("text/plain"), QStringLiteral("next")}}}));
 }
 
 void tst_ExecutionsApi::completionAnswersMatches()
