@@ -742,6 +742,10 @@ core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
         statusBar()->showMessage(tr("Nothing to run."), 3000);
         return {};
     }
+    // A tab runs in its own context, whatever the tree shows (a workspace, say).
+    if (const QString bound = editor()->contextId();
+        !bound.isEmpty() && bound != m_contextId && m_tree->contextItem(bound))
+        m_tree->selectContext(bound);
     if (m_contextId.isEmpty()) {
         // Ctrl+Enter on an empty workbench should just work: make a context in the default
         // language, as the API does for a run that names only a language.

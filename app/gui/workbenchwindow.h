@@ -57,8 +57,8 @@ public:
 
     // Creates a context and selects it. Returns false and says why in the status bar.
     bool createContext(const core::CreateContextRequest &request);
-    // Runs `code` in the selected context (creating a default-language context when there is
-    // none). The execution is returned at once; its output streams into the view.
+    // Runs `code` in the current tab's context, else the selected one (creating a
+    // default-language context when there is none). The execution is returned at once; its output streams into the view.
     core::ExecutionPtr runCode(const QString &code);
     // The run units of the current tab: the cell under the cursor or the selection (runEditor,
     // Ctrl+Enter); the same, then the cursor goes to the next cell (Shift+Enter); the line or the

@@ -229,6 +229,7 @@ private slots:
     void restartAndRunAllStartsFresh();
     void findAndReplace();
     void noScrollLeakBetweenContexts();
+    void aTabRunsInItsOwnContext();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -1171,6 +1172,25 @@ void tst_Workbench::noScrollLeakBetweenContexts()
     QCOMPARE(bench.window->editor(), wide);
     QCOMPARE(wide->horizontalScrollBar()->value(), across);
     QCOMPARE(wide->verticalScrollBar()->value(), down);
+}
+
+// With a workspace selected in the tree, Ctrl+Enter in a context's tab runs in that context; it
+// does not make a new one.
+void tst_Workbench::aTabRunsInItsOwnContext()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const QString id = bench.window->currentContextId();
+    ContextTree *tree = bench.window->contextTree();
+    tree->setCurrentItem(tree->contextItem(id)->parent());
+    QVERIFY(bench.window->currentContextId().isEmpty());
+    QCOMPARE(bench.window->editor()->contextId(), id);
+    const core::ExecutionPtr run = bench.typeAndRun(QStringLiteral("print('in my own context')"));
+    QVERIFY(waitFinished(run));
+    QCOMPARE(run->contextId(), id);
+    QCOMPARE(bench.window->currentContextId(), id);
+    QCOMPARE(bench.engine->contexts().all().size(), 1);
 }
 
 #include "tst_workbench.moc"
