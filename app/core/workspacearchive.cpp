@@ -166,8 +166,11 @@ la_ssize_t appendToBuffer(archive *, void *buffer, const void *data, size_t size
 Result<void> writeEntry(archive *out, const QString &name, bool directory, int mode, const QByteArray &data)
 {
     EntryPtr entry(archive_entry_new(), &archive_entry_free);
+    // The name's UTF-8 bytes as they are (pack() writes them as the pax "BINARY" charset): the
+    // UTF-8 setter has libarchive 3.6 convert them to the locale's charset, and in the C locale
+    // that fails for any non-ASCII name and its pax writer then reads a null name.
     const QByteArray path = name.toUtf8();
-    archive_entry_set_pathname_utf8(entry.get(), path.constData());
+    archive_entry_copy_pathname(entry.get(), path.constData());
     archive_entry_set_filetype(entry.get(), directory ? AE_IFDIR : AE_IFREG);
     archive_entry_set_perm(entry.get(), mode_t(mode & 07777));
     archive_entry_set_size(entry.get(), directory ? 0 : la_int64_t(data.size()));
@@ -269,6 +272,9 @@ Result<QByteArray> WorkspaceArchive::pack(const QJsonObject &manifest, const QSt
     QByteArray buffer;
     ArchivePtr out(archive_write_new());
     archive_write_set_format_pax_restricted(out.get());
+    // Names are stored as the bytes they are (UTF-8), whatever the process's locale.
+    if (archive_write_set_options(out.get(), "hdrcharset=BINARY") != ARCHIVE_OK)
+        return makeError(QStringLiteral("io"), QString::fromUtf8(archive_error_string(out.get())));
     archive_write_set_bytes_in_last_block(out.get(), 1);
     if (archive_write_open(out.get(), &buffer, nullptr, appendToBuffer, nullptr) != ARCHIVE_OK)
         return makeError(QStringLiteral("io"), QString::fromUtf8(archive_error_string(out.get())));

@@ -12,7 +12,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
+#include <QScopeGuard>
 #include <QTest>
+
+#include <clocale>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -74,6 +77,8 @@ class tst_WorkspaceArchive : public QObject {
 private slots:
     void rowsComeBackAsTheyWere();
     void filesComeBackWithTheirModes();
+    void namesOutsideAsciiComeBackInAnyLocale_data();
+    void namesOutsideAsciiComeBackInAnyLocale();
     void whatCodeMadeIsNotFollowed();
     void filesBeyondTheLimitAreRefused();
     void hostileEntriesAreRefused_data();
@@ -221,6 +226,42 @@ void tst_WorkspaceArchive::filesComeBackWithTheirModes()
     QCOMPARE(int(info.st_mode & 0777), 0750);
     // The marker says which workspace replhost made the directory for: never carried over.
     QVERIFY(!QFile::exists(to + QLatin1Char('/') + QLatin1String(core::WorkspaceDirectory::kMarkerName)));
+}
+
+void tst_WorkspaceArchive::namesOutsideAsciiComeBackInAnyLocale_data()
+{
+    // The server may run in either: a service's environment often has no LANG at all.
+    QTest::addColumn<QByteArray>("locale");
+    QTest::newRow("C") << QByteArray("C");
+    QTest::newRow("C.UTF-8") << QByteArray("C.UTF-8");
+}
+
+void tst_WorkspaceArchive::namesOutsideAsciiComeBackInAnyLocale()
+{
+    QFETCH(QByteArray, locale);
+    const QByteArray previous = ::setlocale(LC_ALL, nullptr);
+    const auto restore = qScopeGuard([&] { ::setlocale(LC_ALL, previous.constData()); });
+    QVERIFY(::setlocale(LC_ALL, locale.constData()));
+
+    QTemporaryDir dir;
+    const QString from = dir.filePath(QStringLiteral("from"));
+    const QString name = QStringLiteral("déjà vu/naïve ☃.txt");
+    QVERIFY(QDir().mkpath(from + QStringLiteral("/déjà vu")));
+    QFile file(from + QLatin1Char('/') + name);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("snow\n");
+    file.close();
+
+    const Result<QByteArray> archive = WorkspaceArchive::pack(
+            {{QStringLiteral("format"), QLatin1String(WorkspaceArchive::kFormat)}, {QStringLiteral("version"), WorkspaceArchive::kVersion}},
+            from, 1 << 20);
+    QVERIFY2(archive, archive ? "" : qPrintable(archive.error().message));
+    const Result<WorkspaceArchive::Contents> contents = WorkspaceArchive::unpack(*archive);
+    QVERIFY2(contents, contents ? "" : qPrintable(contents.error().message));
+    const QString to = dir.filePath(QStringLiteral("to"));
+    QVERIFY(QDir().mkpath(to));
+    QVERIFY(WorkspaceArchive::writeFiles(contents->entries, to));
+    QCOMPARE(readAll(to + QLatin1Char('/') + name), QByteArray("snow\n"));
 }
 
 void tst_WorkspaceArchive::whatCodeMadeIsNotFollowed()
