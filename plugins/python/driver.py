@@ -166,6 +166,7 @@ _host_revision = 0
 # its figure_chart() once a figure has been shown (False when it cannot be loaded).
 _chart_path = None
 _chart_function = None
+_helper_paths = {}
 
 
 def _replace_error(err):
@@ -1876,10 +1877,9 @@ def _init(req):
         _use_jedi = False
     if isinstance(options, dict) and type(options.get("snapshot_max_bytes")) is int:
         _snapshot_max = options["snapshot_max_bytes"]
-    if isinstance(options, dict) and isinstance(options.get("display_shim"), str):
-        sys.meta_path.append(_IPythonShim(options["display_shim"]))
-    if isinstance(options, dict) and isinstance(options.get("chart_module"), str):
-        _chart_path = options["chart_module"]
+    if _helper_paths.get("--display-shim"):
+        sys.meta_path.append(_IPythonShim(_helper_paths["--display-shim"]))
+    _chart_path = _helper_paths.get("--chart-module")
     _emit({
         "type": "hello", "id": req.get("id"), "protocol": _PROTOCOL,
         "language": "python", "language_version": platform.python_version(),
@@ -1999,6 +1999,14 @@ def _install_system_hook():
     os.system = system
 
 
+def _read_helper_paths(argv):
+    """The driver's helper files, named on its command line (so that a sandbox, which shows a
+    worker the files its command names, shows them too): --display-shim PATH, --chart-module PATH."""
+    for i, arg in enumerate(argv[:-1]):
+        if arg in ("--display-shim", "--chart-module"):
+            _helper_paths[arg] = argv[i + 1]
+
+
 def _setup_namespace():
     global _ns
     # A fresh module as __main__: pickling and multiprocessing resolve
@@ -2032,6 +2040,7 @@ def _main():
             sys.stderr.write("replhost python driver: fd %d is not open\n" % fd)
             sys.exit(2)
     _setup_stdio()
+    _read_helper_paths(sys.argv)
     _setup_namespace()
     _install_system_hook()
     req = _read_frame()

@@ -93,9 +93,10 @@ std::unique_ptr<sdk::Session> PythonHandler::createSession(const sdk::RuntimeInf
     spec.arguments = {QStringLiteral("-u"), QStringLiteral("-X"), QStringLiteral("utf8")};
     if (options.settings.value(QLatin1String("isolated")).toBool())
         spec.arguments << QStringLiteral("-I");
-    spec.arguments << driver.value();
-    spec.initOptions.insert(QStringLiteral("display_shim"), shim.value());
-    spec.initOptions.insert(QStringLiteral("chart_module"), chart.value());
+    // The helper files on the command line, not in the init options: a sandboxed worker sees the
+    // files its command names.
+    spec.arguments << driver.value() << QStringLiteral("--display-shim") << shim.value()
+                   << QStringLiteral("--chart-module") << chart.value();
     const QJsonValue jedi = options.settings.value(QLatin1String("jedi"));
     if (jedi.isBool())
         spec.initOptions.insert(QStringLiteral("jedi"), jedi);

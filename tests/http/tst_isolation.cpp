@@ -267,6 +267,12 @@ private slots:
         QTest::addColumn<QString>("language");
         QTest::addColumn<QString>("code");
         QTest::newRow("python") << "python" << "print('hello')";
+        // The driver's IPython.display, whatever IPython the interpreter has of its own.
+        QTest::newRow("python's IPython.display")
+                << "python"
+                << "import sys\n"
+                   "shim = [f for f in sys.meta_path if type(f).__name__ == '_IPythonShim'][0]\n"
+                   "print(shim._display_module().HTML('hello')._repr_html_())";
         QTest::newRow("bash") << "bash" << "echo hello";
         QTest::newRow("javascript") << "javascript" << "console.log('hello')";
         QTest::newRow("perl") << "perl" << "print \"hello\\n\"";
