@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codeeditor.h"
 
+#include "syntaxscheme.h"
 #include "themes.h"
 
 #include <Qsci/qscicommand.h>
@@ -132,21 +133,8 @@ void CodeEditor::applyPalette()
     const QPalette pal = QApplication::palette();
     const QColor base = pal.color(QPalette::Base);
     const QColor text = pal.color(QPalette::Text);
-    if (QsciLexer *lex = lexer()) {
-        lex->setDefaultPaper(base);
-        lex->setPaper(base, -1);
-        lex->setDefaultColor(text);
-        for (int style = 0; style < 128; ++style) {
-            if (lex->description(style).isEmpty())
-                continue;
-            // Styles that use the lexer's black default become the palette's text colour;
-            // coloured ones keep their hue, lightened on dark palettes.
-            const QColor designed = lex->defaultColor(style);
-            lex->setColor(designed == Qt::black ? text : Themes::adapt(designed, pal), style);
-            lex->setPaper(base, style);
-            lex->setEolFill(false, style);
-        }
-    }
+    if (QsciLexer *lex = lexer())
+        SyntaxScheme::apply(*lex, pal);
     setPaper(base);
     setColor(text);
     setCaretForegroundColor(text);

@@ -89,19 +89,4 @@ QColor Themes::resultColour(const QPalette &palette)
     return isDark(palette) ? QColor(0x8a, 0xb4, 0xf8) : QColor(0x1d, 0x4e, 0xd8);
 }
 
-QColor Themes::adapt(const QColor &colour, const QPalette &palette)
-{
-    if (!isDark(palette))
-        return colour;
-    float h = 0, s = 0, l = 0, a = 0;
-    colour.getHslF(&h, &s, &l, &a);
-    // Greys (plain text and punctuation in most lexers) become the palette's text colour.
-    if (s < 0.12f)
-        return palette.color(QPalette::Text);
-    // Mirror the lightness around the middle so dark ink becomes light ink of the same hue;
-    // keep it off pure white so keywords still stand out from plain text.
-    const float mirrored = 1.0f - l;
-    return QColor::fromHslF(h, s * 0.85f, qBound(0.55f, mirrored, 0.88f), a);
-}
-
 } // namespace replhost::gui

@@ -9,8 +9,8 @@ namespace replhost::gui {
 
 // The workbench's colours. "system" keeps the platform's palette (dark included); "light" and
 // "dark" install Fusion palettes. Everything the workbench paints itself (output, editor styles)
-// derives its colours from the active palette through these functions, so it stays readable
-// whichever theme is on. GUI thread only.
+// derives its colours from the active palette through these functions (the editor's syntax
+// colours through SyntaxScheme), so it stays readable whichever theme is on. GUI thread only.
 class Themes {
 public:
     static QStringList names() { return {QStringLiteral("system"), QStringLiteral("light"), QStringLiteral("dark")}; }
@@ -26,10 +26,6 @@ public:
     static QColor errorBackground(const QPalette &palette);
     static QColor mutedColour(const QPalette &palette);
     static QColor resultColour(const QPalette &palette);
-
-    // A syntax colour designed for a light background, adapted to `palette`: unchanged on light
-    // palettes, lightened (same hue) on dark ones.
-    static QColor adapt(const QColor &lightThemeColour, const QPalette &palette);
 };
 
 } // namespace replhost::gui

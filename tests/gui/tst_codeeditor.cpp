@@ -3,8 +3,15 @@
 // its cell markers; indentation by levels and comments as each language writes them.
 #include "gui/cells.h"
 #include "gui/codeeditor.h"
+#include "gui/syntaxscheme.h"
+#include "gui/themes.h"
 
+#include <Qsci/qscilexer.h>
+
+#include <QApplication>
 #include <QTest>
+
+#include <cmath>
 
 using namespace replhost::gui;
 
@@ -24,7 +31,26 @@ private slots:
     void pythonDedentsAfterFlowStatements_data();
     void pythonDedentsAfterFlowStatements();
     void toggleCommentUsesTheLanguagesComment();
+    void everyStyleIsReadableInEachTheme_data();
+    void everyStyleIsReadableInEachTheme();
 };
+
+namespace {
+
+// WCAG 2's relative luminance and contrast ratio.
+double luminance(const QColor &colour)
+{
+    const auto channel = [](double c) { return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4); };
+    return 0.2126 * channel(colour.redF()) + 0.7152 * channel(colour.greenF()) + 0.0722 * channel(colour.blueF());
+}
+
+double contrast(const QColor &a, const QColor &b)
+{
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+} // namespace
 
 // Each row: the lexer hint, the text, and the first line of each cell found.
 void tst_CodeEditor::cellsAreFoundInEachLanguage_data()
@@ -227,3 +253,44 @@ void tst_CodeEditor::toggleCommentUsesTheLanguagesComment()
 QTEST_MAIN(tst_CodeEditor)
 
 #include "tst_codeeditor.moc"
+
+// Each language's lexer in each theme: every style the lexer describes has a colour chosen by the
+// workbench (none left on QScintilla's defaults, such as Bash's yellow $(...) on white) and reads
+// at 4.5:1 or more on the editor's paper.
+void tst_CodeEditor::everyStyleIsReadableInEachTheme_data()
+{
+    QTest::addColumn<QString>("theme");
+    QTest::addColumn<QString>("lexer");
+    for (const char *theme : {"light", "dark"}) {
+        for (const char *lexer : {"python", "bash", "perl", "javascript", "java", "go"})
+            QTest::addRow("%s %s", theme, lexer) << QString::fromLatin1(theme) << QString::fromLatin1(lexer);
+    }
+}
+
+void tst_CodeEditor::everyStyleIsReadableInEachTheme()
+{
+    QFETCH(QString, theme);
+    QFETCH(QString, lexer);
+    Themes::apply(theme);
+    CodeEditor editor;
+    editor.setLexerHint(lexer);
+    QsciLexer *lex = editor.lexer();
+    QVERIFY(lex);
+    const QColor paper = QApplication::palette().color(QPalette::Base);
+    QCOMPARE(editor.paper(), paper);
+    int described = 0;
+    for (int style = 0; style < 128; ++style) {
+        const QString name = lex->description(style);
+        if (name.isEmpty())
+            continue;
+        ++described;
+        QVERIFY2(SyntaxScheme::role(*lex, style).has_value(), qPrintable(QStringLiteral("no colour chosen for %1 (%2)").arg(name).arg(style)));
+        QCOMPARE(lex->paper(style), paper);
+        const double ratio = contrast(lex->color(style), paper);
+        QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1 (%2): %3 on %4 is %5:1")
+                                                  .arg(name).arg(style)
+                                                  .arg(lex->color(style).name(), paper.name())
+                                                  .arg(ratio, 0, 'f', 2)));
+    }
+    QVERIFY(described > 10);
+}
