@@ -15,6 +15,7 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
+#include <QToolButton>
 #include <QUrl>
 
 #include <algorithm>
@@ -75,6 +76,32 @@ OutputView::OutputView(QWidget *parent)
     m_flushTimer.setInterval(kFlushIntervalMs);
     m_flushTimer.setSingleShot(true);
     connect(&m_flushTimer, &QTimer::timeout, this, &OutputView::flushPending);
+    // The view follows the end while the user is there; scrolling up stops it, and the button
+    // (or scrolling back down) starts it again. Layout can grow the document after text is
+    // inserted (images, wrapping on resize), so the range change is what keeps the end in view.
+    m_jumpButton = new QToolButton(this);
+    m_jumpButton->setObjectName(QStringLiteral("jumpToLatest"));
+    m_jumpButton->setText(tr("Jump to latest \u2193"));
+    m_jumpButton->setToolTip(tr("Scroll to the newest output and follow it again"));
+    m_jumpButton->setCursor(Qt::PointingHandCursor);
+    m_jumpButton->hide();
+    connect(m_jumpButton, &QToolButton::clicked, this, &OutputView::jumpToLatest);
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, this, [this] {
+        if (m_scrollingToEnd)
+            return;
+        m_following = isAtEnd();
+        if (m_following)
+            m_jumpButton->hide();
+    });
+    connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this] {
+        if (m_following) {
+            followEnd();
+        } else if (!isAtEnd()) {
+            placeJumpButton();
+            m_jumpButton->show();
+            m_jumpButton->raise();
+        }
+    });
     connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
         if (url.scheme() == kSaveScheme)
             emit saveFullOutputRequested(url.path());
@@ -106,6 +133,7 @@ void OutputView::clearAll()
     m_lastWasStream = false;
     m_atParagraphStart = true;
     clear();
+    jumpToLatest();
     document()->setDefaultFont(m_font);
 }
 
@@ -115,10 +143,40 @@ bool OutputView::isAtEnd() const
     return bar->value() >= bar->maximum() - 4;
 }
 
-void OutputView::scrollToEndIfFollowing(bool wasAtEnd)
+bool OutputView::isFollowing() const
 {
-    if (wasAtEnd)
-        verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+    return m_following;
+}
+
+void OutputView::followEnd()
+{
+    if (!m_following)
+        return;
+    QScrollBar *bar = verticalScrollBar();
+    m_scrollingToEnd = true;
+    bar->setValue(bar->maximum());
+    m_scrollingToEnd = false;
+}
+
+void OutputView::jumpToLatest()
+{
+    m_following = true;
+    followEnd();
+    m_jumpButton->hide();
+}
+
+void OutputView::placeJumpButton()
+{
+    m_jumpButton->adjustSize();
+    const QRect area = viewport()->geometry();
+    const int margin = 12;
+    m_jumpButton->move(area.right() - m_jumpButton->width() - margin, area.bottom() - m_jumpButton->height() - margin);
+}
+
+void OutputView::resizeEvent(QResizeEvent *event)
+{
+    QTextBrowser::resizeEvent(event);
+    placeJumpButton();
 }
 
 QTextCharFormat OutputView::streamFormat(const QString &name) const
@@ -173,7 +231,6 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
                       "tab has every execution."),
                    mutedFormat());
     }
-    const bool wasAtEnd = isAtEnd();
     QTextCursor blankPrompt;
     if (withCode) {
         newParagraph();
@@ -207,7 +264,7 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
     m_blocks.append(block);
     m_blockIndex.insert(executionId, int(m_blocks.size() - 1));
     m_backgroundBlock = -1;  // background output after this block starts a block of its own
-    scrollToEndIfFollowing(wasAtEnd);
+    followEnd();
     return m_blocks.last();
 }
 
@@ -258,8 +315,7 @@ void OutputView::addBackground(const core::BackgroundOutput::Entry &entry)
 {
     if (m_backgroundBlock < 0) {
         flushPending();
-        const bool wasAtEnd = isAtEnd();
-        const int after = m_blockIndex.value(entry.afterExecutionId, -1);
+            const int after = m_blockIndex.value(entry.afterExecutionId, -1);
         const int count = after >= 0 ? m_blocks.at(after).executionCount : 0;
         newParagraph();
         QTextCharFormat label = mutedFormat();
@@ -267,7 +323,7 @@ void OutputView::addBackground(const core::BackgroundOutput::Entry &entry)
         insertText(count > 0 ? tr("Written in the background after In [%1]:").arg(count)
                              : tr("Written in the background:"),
                    label);
-        scrollToEndIfFollowing(wasAtEnd);
+        followEnd();
         // A block of its own, so that its streams are coalesced and capped like a run's.
         beginBlock(QStringLiteral("background-%1").arg(entry.seq), 0, QString(), false);
         m_backgroundBlock = int(m_blocks.size() - 1);
@@ -278,13 +334,12 @@ void OutputView::addBackground(const core::BackgroundOutput::Entry &entry)
 void OutputView::addNote(const QString &text)
 {
     flushPending();
-    const bool wasAtEnd = isAtEnd();
     newParagraph();
     QTextCharFormat format = mutedFormat();
     format.setFontItalic(true);
     insertText(text, format);
     m_backgroundBlock = -1;  // background output after the note gets a label of its own
-    scrollToEndIfFollowing(wasAtEnd);
+    followEnd();
 }
 
 void OutputView::addRecorded(const QString &executionId, int executionCount, const QString &code,
@@ -338,7 +393,6 @@ void OutputView::renderEvent(Block &block, const Event &event)
         break;
     }
     flushPending();
-    const bool wasAtEnd = isAtEnd();
     switch (event.kind) {
     case Event::Kind::Display:
         renderBundle(block, event.fields.value(QLatin1String("data")).toObject(), false);
@@ -370,7 +424,7 @@ void OutputView::renderEvent(Block &block, const Event &event)
     default:
         break;
     }
-    scrollToEndIfFollowing(wasAtEnd);
+    followEnd();
 }
 
 QString OutputView::restoredNotice(const QJsonObject &fields)
@@ -431,7 +485,6 @@ void OutputView::flushPending()
 
 void OutputView::flushBlock(Block &block)
 {
-    const bool wasAtEnd = isAtEnd();
     QString text = stripTerminalCodes(block.pending);
     block.shownStreamChars += block.pending.size();
     const QTextCharFormat format = streamFormat(block.pendingStream);
@@ -447,7 +500,7 @@ void OutputView::flushBlock(Block &block)
                            .arg(humanSize(kStreamCharsShown)),
                    mutedFormat());
     }
-    scrollToEndIfFollowing(wasAtEnd);
+    followEnd();
 }
 
 void OutputView::renderBundle(Block &block, const QJsonObject &data, bool isResult)

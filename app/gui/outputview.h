@@ -12,12 +12,15 @@
 #include <QTextCursor>
 #include <QTimer>
 
+class QToolButton;
+
 namespace replhost::gui {
 
 // A transcript of executions as a rich-text view: each execution's code, then its outputs as
 // they stream — stdout in the text colour, stderr in a warm colour, results ("Out[n]") as text,
 // HTML or images (PNG, SVG), errors on a tinted block with the traceback's frames and final line
-// emphasised, and a footer with the status and duration.
+// emphasised, and a footer with the status and duration. The view follows new output while the
+// user is at its end; scrolled up, it stays put and shows a "jump to latest" button.
 //
 // Long output stays responsive: stream text is coalesced and inserted at most every few tens of
 // milliseconds, and only the first kStreamCharsShown characters of an execution's streams are
@@ -56,12 +59,21 @@ public:
     // Characters of stream output received but not kept in the widget, over everything shown.
     qint64 hiddenCharacters() const;
 
+    // Whether new output scrolls the view to its end: true until the user scrolls away from the
+    // end, true again once they scroll back or press the "jump to latest" button shown meanwhile.
+    bool isFollowing() const;
+
+public slots:
+    // Scrolls to the end and follows new output again.
+    void jumpToLatest();
+
 signals:
     // The user asked for an execution's complete output (the link under capped output).
     void saveFullOutputRequested(const QString &executionId);
 
 protected:
     void changeEvent(QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     struct Block {
@@ -98,8 +110,10 @@ private:
     static QString restoredNotice(const QJsonObject &fields);
     void insertText(const QString &text, const QTextCharFormat &format);
     void newParagraph(const QColor &background = QColor());
-    void scrollToEndIfFollowing(bool wasAtEnd);
+    // Keeps the end in view while following.
+    void followEnd();
     bool isAtEnd() const;
+    void placeJumpButton();
     QTextCharFormat streamFormat(const QString &name) const;
     QTextCharFormat mutedFormat() const;
 
@@ -113,6 +127,9 @@ private:
     bool m_atParagraphStart = true;
     bool m_lastWasStream = false;
     qint64 m_hiddenTotal = 0;
+    bool m_following = true;
+    bool m_scrollingToEnd = false;  // the view's own scrolling, not the user's
+    QToolButton *m_jumpButton = nullptr;  // child of the view
 };
 
 } // namespace replhost::gui
