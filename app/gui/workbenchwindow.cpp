@@ -25,6 +25,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFile>
@@ -40,6 +41,7 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSettings>
+#include <QShortcut>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QToolBar>
@@ -344,6 +346,13 @@ void WorkbenchWindow::buildActions()
     QAction *rename = addAction(QStringLiteral("actionRename"), tr("Re&name…"),
                                 {QKeySequence(Qt::Key_F2)}, tr("Give the context a name"),
                                 [this] { renameCurrent(); });
+    QAction *copyId = addAction(QStringLiteral("actionCopyContextId"), tr("Copy Context &Id"), {},
+                                tr("Copy the context's id, which the HTTP API and the command line take"), [this] {
+        if (m_contextId.isEmpty())
+            return;
+        QGuiApplication::clipboard()->setText(m_contextId);
+        statusBar()->showMessage(tr("Copied %1").arg(m_contextId), 4000);
+    });
     QAction *remove = addAction(QStringLiteral("actionDelete"), tr("&Delete Context"),
                                 {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Delete)},
                                 tr("Stop the context's interpreter and delete it with its history"),
@@ -527,7 +536,7 @@ void WorkbenchWindow::buildActions()
     fileMenu->addSeparator();
     fileMenu->addAction(quit);
     contextMenu->addActions({newContext, run, runAdvance, runLineAction, runAllAction, interrupt, restart,
-                             restartRunAll, rename, remove});
+                             restartRunAll, rename, copyId, remove});
     contextMenu->addSeparator();
     contextMenu->addAction(workspaceSettings);
     contextMenu->addSeparator();
@@ -543,14 +552,12 @@ void WorkbenchWindow::buildActions()
     toolbar->addSeparator();
     toolbar->addAction(remove);
 
-    // The tree's own Delete key, so deleting from the tree needs no chord.
-    auto *treeDelete = new QAction(this);
-    treeDelete->setShortcut(QKeySequence::Delete);
-    treeDelete->setShortcutContext(Qt::WidgetShortcut);
-    connect(treeDelete, &QAction::triggered, this, [this] { deleteCurrent(); });
-    m_tree->addAction(treeDelete);
+    // The tree's own Delete key, so deleting from the tree needs no chord. A shortcut, not an
+    // action of the tree: the tree's actions are its context menu.
+    auto *treeDelete = new QShortcut(QKeySequence::Delete, m_tree, nullptr, nullptr, Qt::WidgetShortcut);
+    connect(treeDelete, &QShortcut::activated, this, [this] { deleteCurrent(); });
     m_tree->setContextMenuPolicy(Qt::ActionsContextMenu);
-    m_tree->addActions({newContext, restart, interrupt, rename, remove, workspaceSettings});
+    m_tree->addActions({newContext, restart, interrupt, rename, copyId, remove, workspaceSettings});
 }
 
 void WorkbenchWindow::focusDock(QDockWidget *dock, QWidget *widget)

@@ -20,6 +20,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -230,6 +231,8 @@ private slots:
     void findAndReplace();
     void noScrollLeakBetweenContexts();
     void aTabRunsInItsOwnContext();
+    void treeMenuItemsAllHaveText();
+    void copyContextIdPutsItOnTheClipboard();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -681,6 +684,44 @@ void tst_Workbench::queuedRunsAreNumberedWhenTheyStart()
     QVERIFY2(text.contains(QLatin1String("In [10]\nprint('ten')\nten")), qPrintable(text));
     QVERIFY2(text.contains(QLatin1String("In [11]\nprint('eleven')\neleven")), qPrintable(text));
     QVERIFY2(!text.contains(QLatin1String("In [ ]")), qPrintable(text));
+}
+
+// The tree's context menu is its actions: each one says what it does (none shows only a key),
+// and the tree's Delete key still asks to delete the context.
+void tst_Workbench::treeMenuItemsAllHaveText()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    ContextTree *tree = bench.window->contextTree();
+    QCOMPARE(tree->contextMenuPolicy(), Qt::ActionsContextMenu);
+    const QList<QAction *> actions = tree->actions();
+    QVERIFY(!actions.isEmpty());
+    for (QAction *action : actions) {
+        if (!action->isSeparator())
+            QVERIFY2(!action->text().remove(QLatin1Char('&')).trimmed().isEmpty(),
+                     qPrintable(action->shortcut().toString()));
+    }
+    QVERIFY(actions.contains(bench.window->action(QStringLiteral("actionCopyContextId"))));
+
+    bool asked = false;
+    answerBox(QStringLiteral("confirmDelete"), QStringLiteral("Cancel"), false, &asked);
+    tree->setFocus();
+    QTest::keyClick(tree, Qt::Key_Delete);
+    QVERIFY(asked);
+    QVERIFY(bench.engine->contexts().get({}, bench.window->currentContextId()));
+}
+
+// The HTTP API and the command line name a context by its id: the window copies it.
+void tst_Workbench::copyContextIdPutsItOnTheClipboard()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    QApplication::clipboard()->clear();
+    bench.window->action(QStringLiteral("actionCopyContextId"))->trigger();
+    QCOMPARE(QApplication::clipboard()->text(), bench.window->currentContextId());
+    QVERIFY(!bench.window->currentContextId().isEmpty());
 }
 
 QTEST_MAIN(tst_Workbench)
