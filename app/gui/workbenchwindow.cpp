@@ -544,9 +544,7 @@ void WorkbenchWindow::buildActions()
     viewMenu->addActions({focusContexts, focusEditor, focusOutput, focusHistory, focusEnv, focusFiles, focusServer});
     viewMenu->addSeparator();
     viewMenu->addActions({toggleServer, plugins});
-    viewMenu->addSeparator();
-    for (QDockWidget *dock : {m_contextsDock, m_filesDock, m_historyDock, m_envDock, m_serverDock})
-        viewMenu->addAction(dock->toggleViewAction());
+    // Each panel once: its entry shows and focuses it; its title bar's button hides it.
     helpMenu->addActions({shortcuts, about});
     toolbar->addActions({newContext, run, interrupt, restart});
     toolbar->addSeparator();

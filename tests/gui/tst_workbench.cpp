@@ -22,6 +22,7 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -35,6 +36,8 @@
 #include <QTimer>
 #include <QTreeWidgetItem>
 #include <QListWidget>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -233,6 +236,7 @@ private slots:
     void aTabRunsInItsOwnContext();
     void treeMenuItemsAllHaveText();
     void copyContextIdPutsItOnTheClipboard();
+    void viewMenuListsEachPanelOnce();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -722,6 +726,35 @@ void tst_Workbench::copyContextIdPutsItOnTheClipboard()
     bench.window->action(QStringLiteral("actionCopyContextId"))->trigger();
     QCOMPARE(QApplication::clipboard()->text(), bench.window->currentContextId());
     QVERIFY(!bench.window->currentContextId().isEmpty());
+}
+
+void tst_Workbench::viewMenuListsEachPanelOnce()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QMenu *view = nullptr;
+    for (QAction *entry : bench.window->menuBar()->actions()) {
+        if (entry->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            view = entry->menu();
+    }
+    QVERIFY(view);
+    QStringList texts;
+    for (QAction *action : view->actions()) {
+        if (!action->isSeparator())
+            texts.append(action->text().remove(QLatin1Char('&')));
+    }
+    for (QDockWidget *dock : bench.window->findChildren<QDockWidget *>()) {
+        QVERIFY2(texts.count(dock->windowTitle()) == 1,
+                 qPrintable(QStringLiteral("%1 in %2").arg(dock->windowTitle(), texts.join(QStringLiteral(", ")))));
+    }
+    QCOMPARE(QSet<QString>(texts.cbegin(), texts.cend()).size(), texts.size());
+    // A panel's entry shows a closed panel again.
+    auto *history = bench.window->findChild<QDockWidget *>(QStringLiteral("historyDock"));
+    QVERIFY(history);
+    history->close();
+    QVERIFY(!history->isVisible());
+    bench.window->action(QStringLiteral("actionFocusHistory"))->trigger();
+    QVERIFY(history->isVisible());
 }
 
 QTEST_MAIN(tst_Workbench)
