@@ -36,6 +36,8 @@ QString stateForStatus(const QString &status)
         return QStringLiteral("idle");
     if (status == QLatin1String("running") || status == QLatin1String("queued"))
         return QStringLiteral("busy");
+    if (status == QLatin1String("interrupted"))
+        return QStringLiteral("interrupted");
     return QStringLiteral("dead");
 }
 

@@ -85,6 +85,9 @@ QColor LanguageBadge::stateColour(const QString &state)
         return QColor(0xf5, 0x9e, 0x0b);
     if (state == QLatin1String("starting") || state == QLatin1String("restoring"))
         return QColor(0x3b, 0x82, 0xf6);
+    // Stopped on request, not failed: apart from an error's red.
+    if (state == QLatin1String("interrupted"))
+        return QColor(0x8b, 0x5c, 0xf6);
     if (state == QLatin1String("dead"))
         return QColor(0xdc, 0x26, 0x26);
     return QColor(0x9e, 0x9e, 0x9e);  // dormant, unknown

@@ -17,7 +17,8 @@ public:
     static QString shortName(const QString &languageId);
     static QColor colour(const QString &languageId);
 
-    // idle green, busy amber, starting and restoring blue, dormant grey, dead red.
+    // idle green, busy amber, starting and restoring blue, dormant grey, dead red; a history
+    // row's "interrupted" violet.
     static QIcon stateIcon(const QString &state);
     static QColor stateColour(const QString &state);
 };

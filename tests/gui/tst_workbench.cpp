@@ -40,6 +40,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QTableWidget>
+#include <QTreeWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -127,6 +128,16 @@ public:
         QTest::keyClick(editor, Qt::Key_Return, Qt::ControlModifier);
         const core::ExecutionPtr after = window->lastExecution();
         return after != before ? after : core::ExecutionPtr();
+    }
+
+    // Runs `code`, exactly as given, in the current context as an API client would.
+    core::ExecutionPtr runFromApi(const QString &code)
+    {
+        core::RunRequest request;
+        request.contextId = window->currentContextId();
+        request.code = code;
+        const auto run = engine->contexts().run(request);
+        return run ? *run : core::ExecutionPtr();
     }
 
     std::unique_ptr<core::Engine> engine;
@@ -237,6 +248,7 @@ private slots:
     void treeMenuItemsAllHaveText();
     void copyContextIdPutsItOnTheClipboard();
     void viewMenuListsEachPanelOnce();
+    void interruptedRunsAreMarkedApartFromErrors();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -755,6 +767,35 @@ void tst_Workbench::viewMenuListsEachPanelOnce()
     QVERIFY(!history->isVisible());
     bench.window->action(QStringLiteral("actionFocusHistory"))->trigger();
     QVERIFY(history->isVisible());
+}
+
+// A run stopped on request is not a failure: its history row's dot differs from an error's.
+void tst_Workbench::interruptedRunsAreMarkedApartFromErrors()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    const core::ExecutionPtr failing = bench.runFromApi(QStringLiteral("1 / 0"));
+    QVERIFY(waitFinished(failing));
+    QCOMPARE(failing->status(), QStringLiteral("error"));
+    const core::ExecutionPtr loop = bench.runFromApi(QStringLiteral("import time\nwhile True:\n    time.sleep(0.05)"));
+    QVERIFY(loop);
+    QTRY_VERIFY_WITH_TIMEOUT(loop->status() == QLatin1String("running"), kRunTimeout);
+    bench.window->interruptCurrent();
+    QVERIFY(waitFinished(loop, 15000));
+    QCOMPARE(loop->status(), QStringLiteral("interrupted"));
+
+    HistoryPanel *history = bench.window->history();
+    QTRY_COMPARE(history->rowCount(), 2);
+    QTRY_COMPARE(history->statusAt(0), QStringLiteral("interrupted"));
+    QCOMPARE(history->statusAt(1), QStringLiteral("error"));
+    auto *list = history->findChild<QTreeWidget *>();
+    QVERIFY(list);
+    const auto dot = [list](int row) {
+        return list->topLevelItem(row)->icon(1).pixmap(16, 16).toImage().pixelColor(8, 8);
+    };
+    QVERIFY(dot(0).alpha() > 0);
+    QVERIFY2(dot(0) != dot(1), qPrintable(dot(0).name()));
 }
 
 QTEST_MAIN(tst_Workbench)
