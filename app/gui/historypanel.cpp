@@ -159,8 +159,10 @@ void HistoryPanel::addRow(const QString &id, qint64 seq, int count, const QStrin
     item->setText(3, durationMs < 0 ? QString() : durationMs < 1000
                                                        ? tr("%1 ms").arg(durationMs)
                                                        : tr("%1 s").arg(durationMs / 1000.0, 0, 'f', 1));
-    QString firstLine = code.section(QLatin1Char('\n'), 0, 0).trimmed();
-    if (code.count(QLatin1Char('\n')) > 0)
+    // The first line with something on it: code often starts with blank lines (a cell's).
+    const QString shown = code.trimmed();
+    QString firstLine = shown.section(QLatin1Char('\n'), 0, 0).trimmed();
+    if (shown.contains(QLatin1Char('\n')))
         firstLine += QStringLiteral(" ⋯");
     item->setText(4, firstLine);
     item->setToolTip(4, code.left(2000));

@@ -249,6 +249,7 @@ private slots:
     void copyContextIdPutsItOnTheClipboard();
     void viewMenuListsEachPanelOnce();
     void interruptedRunsAreMarkedApartFromErrors();
+    void historyRowShowsTheFirstLineWithCode();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -796,6 +797,22 @@ void tst_Workbench::interruptedRunsAreMarkedApartFromErrors()
     };
     QVERIFY(dot(0).alpha() > 0);
     QVERIFY2(dot(0) != dot(1), qPrintable(dot(0).name()));
+}
+
+// Code that starts with blank lines (a cell's, often) is listed by its first line with code.
+void tst_Workbench::historyRowShowsTheFirstLineWithCode()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    for (const char *code : {"\n\nx = 1", "\n  \nprint(x)\nprint(x + 1)\n"})
+        QVERIFY(waitFinished(bench.runFromApi(QString::fromLatin1(code))));
+    HistoryPanel *history = bench.window->history();
+    QTRY_COMPARE(history->rowCount(), 2);
+    auto *list = history->findChild<QTreeWidget *>();
+    QVERIFY(list);
+    QCOMPARE(list->topLevelItem(0)->text(4), QStringLiteral("print(x) ⋯"));
+    QCOMPARE(list->topLevelItem(1)->text(4), QStringLiteral("x = 1"));
 }
 
 QTEST_MAIN(tst_Workbench)
