@@ -152,9 +152,24 @@ void ServerPanel::stop()
     emit runningChanged(false);
 }
 
+void ServerPanel::setContext(const QString &workspace, const QString &contextId, const QString &language)
+{
+    const bool python = language == QLatin1String("python");
+    m_exampleWorkspace = python ? workspace : QString();
+    m_exampleContext = python ? contextId : QString();
+    updateView();
+}
+
+QString ServerPanel::example(const QString &token) const
+{
+    return m_server ? http::CurlExample::python(m_server->baseUrl(), token, QString(), m_exampleWorkspace,
+                                                m_exampleContext)
+                    : QString();
+}
+
 QString ServerPanel::curlExample() const
 {
-    return m_server ? http::CurlExample::python(m_server->baseUrl(), QString::fromLatin1(m_token)) : QString();
+    return example(QString::fromLatin1(m_token));
 }
 
 void ServerPanel::updateView()
@@ -171,7 +186,7 @@ void ServerPanel::updateView()
     // copies the real one.
     const QString shownExample = !running ? QString()
             : m_showToken->isChecked() ? curlExample()
-                                       : http::CurlExample::python(m_server->baseUrl(), QStringLiteral("<token: Show, or Copy example>"));
+                                       : example(QStringLiteral("<token: Show, or Copy example>"));
     m_curl->setPlainText(running ? shownExample
                                  : tr("Start the server to get a ready curl example. API clients "
                                       "share this window's contexts; their runs appear here live."));

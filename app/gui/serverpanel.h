@@ -38,6 +38,9 @@ public:
     QByteArray token() const { return m_token; }
     quint16 port() const;
     void setPort(quint16 port);
+    // The example runs in the selected context when it is a Python one (the example's code is
+    // Python); otherwise it creates a Python context.
+    void setContext(const QString &workspace, const QString &contextId, const QString &language);
     QString curlExample() const;
     QString lastError() const { return m_lastError; }
 
@@ -46,6 +49,7 @@ signals:
 
 private:
     void updateView();
+    QString example(const QString &token) const;
 
     core::Engine &m_engine;
     QByteArray m_tokenOverride;
@@ -54,6 +58,8 @@ private:
     // How replhost-cli finds this server; present while it listens.
     std::unique_ptr<http::ServerUrlFile> m_urlFile;
     QString m_lastError;
+    QString m_exampleWorkspace;
+    QString m_exampleContext;  // empty: the example creates a context
     QSpinBox *m_port;
     QPushButton *m_toggle;
     QLabel *m_status;

@@ -614,6 +614,7 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
         m_files->setRoot(ws->directory);
     m_history->setContext(m_workspace, contextId);
     m_env->setContext(m_workspace, contextId);
+    m_server->setContext(m_workspace, contextId, m_contextLanguage);
     updateRunStatus();
     updateActions();
 }

@@ -250,6 +250,7 @@ private slots:
     void viewMenuListsEachPanelOnce();
     void interruptedRunsAreMarkedApartFromErrors();
     void historyRowShowsTheFirstLineWithCode();
+    void curlExampleUsesTheSelectedContext();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -813,6 +814,24 @@ void tst_Workbench::historyRowShowsTheFirstLineWithCode()
     QVERIFY(list);
     QCOMPARE(list->topLevelItem(0)->text(4), QStringLiteral("print(x) ⋯"));
     QCOMPARE(list->topLevelItem(1)->text(4), QStringLiteral("x = 1"));
+}
+
+// The server panel's example runs in the selected Python context, so pasting it twice does not
+// make two contexts; its streaming curl is silent (no progress meter over the events).
+void tst_Workbench::curlExampleUsesTheSelectedContext()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    ServerPanel *server = bench.window->serverPanel();
+    QVERIFY2(server->start(0), qPrintable(server->lastError()));
+    QVERIFY(server->curlExample().contains(QLatin1String("\"language\":\"python\"")));
+    QVERIFY(bench.createPython());
+    const QString example = server->curlExample();
+    QVERIFY2(example.contains(QStringLiteral("CTX=%1\n").arg(bench.window->currentContextId())), qPrintable(example));
+    QVERIFY2(!example.contains(QLatin1String("\"language\"")), qPrintable(example));
+    QVERIFY2(example.contains(QLatin1String("curl -sN ")), qPrintable(example));
+    QVERIFY(!example.contains(QLatin1String("curl -N ")));
+    server->stop();
 }
 
 QTEST_MAIN(tst_Workbench)
