@@ -11,8 +11,9 @@ namespace replhost::cli {
 inline std::string languageDisplayName(const std::string &id)
 {
     static const std::pair<const char *, const char *> names[] = {
-            {"python", "Python"}, {"javascript", "JavaScript"}, {"perl", "Perl"},
-            {"java", "Java"},     {"go", "Go"},                 {"bash", "Bash"},
+            {"python", "Python"}, {"javascript", "JavaScript"}, {"typescript", "TypeScript"},
+            {"perl", "Perl"},     {"java", "Java"},             {"go", "Go"},
+            {"bash", "Bash"},
     };
     for (const auto &[known, name] : names) {
         if (id == known)

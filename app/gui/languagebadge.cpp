@@ -20,6 +20,7 @@ const QHash<QString, Badge> &badges()
         {QStringLiteral("python"), {"Py", QColor(0x30, 0x69, 0x98)}},
         {QStringLiteral("bash"), {"Sh", QColor(0x2e, 0x7d, 0x32)}},
         {QStringLiteral("javascript"), {"JS", QColor(0xb0, 0x8d, 0x00)}},
+        {QStringLiteral("typescript"), {"TS", QColor(0x31, 0x78, 0xc6)}},
         {QStringLiteral("perl"), {"Pl", QColor(0x39, 0x45, 0x7e)}},
         {QStringLiteral("java"), {"Jv", QColor(0xb0, 0x40, 0x20)}},
         {QStringLiteral("go"), {"Go", QColor(0x00, 0x86, 0x9c)}},

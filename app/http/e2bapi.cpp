@@ -87,11 +87,6 @@ Result<QString> E2bApi::engineLanguage(const QString &e2bLanguage)
     const QString name = e2bLanguage.trimmed().toLower();
     if (name.isEmpty())
         return QStringLiteral("python");
-    if (name == QLatin1String("typescript") || name == QLatin1String("ts"))
-        return makeError(QStringLiteral("unsupported"),
-                         QStringLiteral("TypeScript is not supported: replhost's JavaScript handler "
-                                        "runs plain JavaScript (Node cannot strip types here); use "
-                                        "language \"javascript\""));
     return name;
 }
 

@@ -59,8 +59,7 @@ public:
     void registerRoutes(Router &router, const QString &prefix);
 
     // The engine's language for an E2B language name: "" → "python", the rest unchanged (the
-    // engine knows "js" and the other aliases, and says which languages exist). Error
-    // "unsupported" for TypeScript, which replhost's JavaScript handler cannot strip types from.
+    // engine knows "js", "ts" and the other aliases, and says which languages exist).
     static Result<QString> engineLanguage(const QString &e2bLanguage);
 
 private:

@@ -40,7 +40,7 @@ QJsonObject serverInfo()
 QString instructions()
 {
     return QStringLiteral("replhost runs code in persistent contexts: live interpreters (Python, JavaScript, "
-                          "Bash, Perl, Java, Go, …) whose state carries over from one run_code call to the "
+                          "TypeScript, Bash, Perl, Java, Go, …) whose state carries over from one run_code call to the "
                           "next. Call run_code with a language to use that language's default context, or "
                           "create_context for a context of your own. interrupt stops a run and keeps the "
                           "state; restart_context starts the context afresh.");

@@ -128,7 +128,7 @@ void McpTools::addContextTools()
                         "deleted. It survives a server restart (its history is replayed). Returns its id."),
          S::object({{QStringLiteral("language"),
                      S::string(QStringLiteral("A language id or alias from list_languages: python, javascript, "
-                                              "bash, perl, java, go, …"))},
+                                              "typescript, bash, perl, java, go, …"))},
                     {QStringLiteral("name"), S::string(QStringLiteral("A name to tell contexts apart"))},
                     {QStringLiteral("cwd"),
                      S::string(QStringLiteral("Working directory, relative to the workspace directory"))},

@@ -26,7 +26,7 @@ Syntax syntaxOf(const std::string &language)
         s.blockComments = false;
         s.tripleQuotes = true;
         s.backslashContinues = true;
-    } else if (language == "javascript") {
+    } else if (language == "javascript" || language == "typescript") {
         s.quotes = "'\"`";
         s.rawQuotes = "";
     } else if (language == "java") {

@@ -9,9 +9,10 @@ namespace replhost::kernel {
 
 LanguageInfo LanguageInfo::forLanguage(const std::string &language)
 {
-    static const std::array<LanguageInfo, 6> known = {{
+    static const std::array<LanguageInfo, 7> known = {{
         {"python", "", "text/x-python", ".py", "python3", {{"name", "ipython"}, {"version", 3}}},
         {"javascript", "", "application/javascript", ".js", "javascript", "javascript"},
+        {"typescript", "", "text/typescript", ".ts", "typescript", "typescript"},
         {"perl", "", "text/x-perl", ".pl", "perl", "perl"},
         {"java", "", "text/x-java", ".java", "java", "text/x-java"},
         {"go", "", "text/x-go", ".go", "go", "go"},

@@ -427,6 +427,10 @@ void tst_Cli::codeComesFromStdinOrAFile_data()
                                       << false;
     QTest::newRow(".sh picks bash") << "bash" << QStringList{"run", "-f", "%FILE%"} << "script.sh"
                                     << QByteArray("echo from bash\necho second line\n") << false;
+    QTest::newRow(".ts picks typescript") << "typescript" << QStringList{"run", "-f", "%FILE%"} << "script.ts"
+                                          << QByteArray("const language: string = 'typescript'\nconsole.log(`from ${language}`)\n"
+                                                        "console.log('second line')\n")
+                                          << false;
 }
 
 void tst_Cli::codeComesFromStdinOrAFile()

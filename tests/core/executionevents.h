@@ -57,6 +57,14 @@ inline QString streamText(const ExecutionPtr &execution, const QString &name)
     return text;
 }
 
+// The text/plain of the run's (first) result; empty when it has none.
+inline QString resultText(const ExecutionPtr &execution)
+{
+    return eventFields(execution, QStringLiteral("result"))
+            .value(QLatin1String("data")).toObject()
+            .value(QLatin1String("text/plain")).toString();
+}
+
 inline QString out(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stdout")); }
 inline QString err(const ExecutionPtr &execution) { return streamText(execution, QStringLiteral("stderr")); }
 

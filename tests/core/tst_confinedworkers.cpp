@@ -359,6 +359,7 @@ private slots:
         QTest::newRow("python") << "python" << "print(6 * 7)" << "42\n";
         QTest::newRow("bash") << "bash" << "echo $((6 * 7))" << "42\n";
         QTest::newRow("javascript") << "javascript" << "console.log(6 * 7)" << "42\n";
+        QTest::newRow("typescript") << "typescript" << "console.log((6 as number) * 7)" << "42\n";
         QTest::newRow("perl") << "perl" << "print 6 * 7, \"\\n\";" << "42\n";
         QTest::newRow("java") << "java" << "System.out.println(6 * 7);" << "42\n";
         QTest::newRow("go") << "go" << "fmt.Println(6 * 7)" << "42\n";

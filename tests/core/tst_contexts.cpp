@@ -252,6 +252,7 @@ private slots:
         QVERIFY(openEngine(config()));
         for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash"),
                                          QStringLiteral("javascript"), QStringLiteral("perl"),
+                                         QStringLiteral("typescript"),
                                          QStringLiteral("java"), QStringLiteral("go")}) {
             const auto plugin = m_engine->plugins().resolve(language);
             if (!plugin) {
@@ -305,6 +306,8 @@ private slots:
                               << "42 2 3\n";
         QTest::newRow("javascript") << "javascript" << "let x = 41\nfunction inc(v) { return v + 1 }\nclass K { m() { return 2 } }\nconst path = require('path')" << "console.log(inc(x), new K().m(), path.basename('/a/b'))" << "42 2 b\n";
         QTest::newRow("javascript redeclared") << "javascript" << "let x = 1\nconst y = 2\nclass K {}" << "let x = 40; const y = 2\nclass K { m() { return x + y } }\nconsole.log(new K().m())" << "42\n";
+        QTest::newRow("typescript") << "typescript" << "let x: number = 41\nfunction inc(v: number): number { return v + 1 }\nclass K { m(): number { return 2 } }\nconst path = require('path')" << "console.log(inc(x), new K().m(), path.basename('/a/b'))" << "42 2 b\n";
+        QTest::newRow("typescript redeclared") << "typescript" << "let x: number = 1\nconst y = 2\nclass K {}" << "let x: number = 40; const y: number = 2\nclass K { m(): number { return x + y } }\nconsole.log(new K().m())" << "42\n";
         QTest::newRow("go") << "go"
                             << "x := 41\nfunc inc(v int) int { return v + 1 }\n"
                                "type Box struct{ V int }\nimport str \"strings\""
@@ -395,6 +398,12 @@ private slots:
         QTest::newRow("javascript declaration has no value") << "javascript" << "let x = 41" << "let y = x + 1" << "";
         QTest::newRow("javascript object shown like util.inspect") << "javascript" << "let x = 41" << "({ x, list: [x + 1] })" << "{ x: 41, list: [ 42 ] }";
         QTest::newRow("javascript top-level await") << "javascript" << "let x = 41" << "await Promise.resolve(x + 1)" << "42";
+        QTest::newRow("typescript expression") << "typescript" << "let x: number = 41" << "x + 1" << "42";
+        QTest::newRow("typescript statements, then an expression") << "typescript" << "let x: number = 41" << "let y: number = 1\nx + y" << "42";
+        QTest::newRow("typescript declaration has no value") << "typescript" << "let x: number = 41" << "let y: number = x + 1" << "";
+        QTest::newRow("typescript types only have no value") << "typescript" << "let x: number = 41" << "interface I { x: number }\ntype T = I[]" << "";
+        QTest::newRow("typescript object shown like util.inspect") << "typescript" << "let x: number = 41" << "({ x, list: [x + 1] as number[] })" << "{ x: 41, list: [ 42 ] }";
+        QTest::newRow("typescript top-level await") << "typescript" << "let x: number = 41" << "await Promise.resolve<number>(x + 1)" << "42";
         QTest::newRow("go expression") << "go" << "x := 41" << "x + 1" << "42";
         QTest::newRow("go statements, then an expression")
             << "go" << "x := 41" << "y := 1\nx + y" << "42";
@@ -480,6 +489,7 @@ private slots:
             << QStringList{"out from java\n", "out from child\n"}
             << QStringList{"err from java\n", "err from child\n"};
         QTest::newRow("javascript") << "javascript" << "console.log('out from javascript')\nconsole.error('err from javascript')\nrequire('child_process').execSync('echo out from child; echo err from child >&2',\n { stdio: 'inherit' })\nprocess.stdout.write('partial')" << QStringList{"out from javascript\n", "out from child\n"} << QStringList{"err from javascript\n", "err from child\n"};
+        QTest::newRow("typescript") << "typescript" << "const greeting: string = 'out from typescript'\nconsole.log(greeting)\nconsole.error('err from typescript')\nrequire('child_process').execSync('echo out from child; echo err from child >&2',\n { stdio: 'inherit' })\nprocess.stdout.write('partial')" << QStringList{"out from typescript\n", "out from child\n"} << QStringList{"err from typescript\n", "err from child\n"};
         QTest::newRow("go")
             << "go"
             << "fmt.Println(\"out from go\")\n"
@@ -669,6 +679,10 @@ private slots:
         QTest::newRow("javascript syntax error") << "javascript" << "let x = 41" << "function broken( {" << "SyntaxError" << -1 << "console.log(x + 1)" << "42\n";
         QTest::newRow("javascript statements before the error took effect") << "javascript" << "let x = 41" << "x = 42\nthrow new RangeError('boom')" << "RangeError" << -1 << "console.log(x)" << "42\n";
         QTest::newRow("javascript rejected await") << "javascript" << "let x = 41" << "await Promise.reject(new Error('no'))" << "Error" << -1 << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript TypeError") << "typescript" << "let x: number = 41" << "(null as any).boom" << "TypeError" << -1 << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript syntax error") << "typescript" << "let x: number = 41" << "function broken(a: number {" << "SyntaxError" << -1 << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript statements before the error took effect") << "typescript" << "let x: number = 41" << "x = 42\nthrow new RangeError('boom')" << "RangeError" << -1 << "console.log(x)" << "42\n";
+        QTest::newRow("typescript rejected await") << "typescript" << "let x: number = 41" << "await Promise.reject<number>(new Error('no'))" << "Error" << -1 << "console.log(x + 1)" << "42\n";
         QTest::newRow("go panic")
             << "go" << "x := 41" << "panic(\"boom\")" << "panic" << -1 << "fmt.Println(x + 1)"
             << "42\n";
@@ -765,6 +779,11 @@ private slots:
         QTest::newRow("javascript loop state")
             << "javascript" << "let n = 0" << "console.log('looping'); while (true) n++"
             << "console.log(n > 0)" << "true\n" << "looping";
+        QTest::newRow("typescript") << "typescript" << "let x: number = 41" << "while (true) {}"
+                                    << "console.log(x + 1)" << "42\n" << "";
+        QTest::newRow("typescript loop state")
+            << "typescript" << "let n: number = 0" << "console.log('looping'); while (true) n++"
+            << "console.log(n > 0)" << "true\n" << "looping";
         QTest::newRow("go") << "go" << "x := 41" << "for {\n}" << "fmt.Println(x + 1)" << "42\n"
                             << "";
         QTest::newRow("go loop state")
@@ -820,6 +839,9 @@ private slots:
         QTest::newRow("javascript timer") << "javascript" << "let x = 41" << "await new Promise(r => setTimeout(r, 30000))" << "console.log(x + 1)" << "42\n";
         QTest::newRow("javascript pending promise") << "javascript" << "let x = 41" << "await new Promise(() => {})" << "console.log(x + 1)" << "42\n";
         QTest::newRow("javascript child process") << "javascript" << "let x = 41" << "require('child_process').execSync('sleep 30')" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript timer") << "typescript" << "let x: number = 41" << "await new Promise<void>(r => setTimeout(r, 30000))" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript pending promise") << "typescript" << "let x: number = 41" << "await new Promise<never>(() => {})" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript child process") << "typescript" << "let x: number = 41" << "require('child_process').execSync('sleep 30')" << "console.log(x + 1)" << "42\n";
         QTest::newRow("go") << "go" << "x := 41" << "time.Sleep(30 * time.Second)"
                             << "fmt.Println(x + 1)" << "42\n";
         // The rest of an interrupted cell never runs, not even once the sleep is over.
@@ -962,6 +984,7 @@ private slots:
             << "java" << "System.setProperty(\"rh.x\", \"41\");" << "System.exit(3);"
             << "System.out.println(System.getProperty(\"rh.x\", \"gone\"))" << "gone\n";
         QTest::newRow("javascript process.exit") << "javascript" << "let x = 41" << "process.exit(3)" << "console.log(typeof x)" << "undefined\n";
+        QTest::newRow("typescript process.exit") << "typescript" << "let x: number = 41" << "process.exit(3)" << "console.log(typeof x)" << "undefined\n";
         // A fresh worker has only the context's environment, not what the old one set.
         QTest::newRow("go os.Exit") << "go" << "os.Setenv(\"RH_X\", \"41\")" << "os.Exit(3)"
                                     << "fmt.Println(os.Getenv(\"RH_X\") == \"\")" << "true\n";
@@ -1266,6 +1289,11 @@ private slots:
         QTest::newRow("javascript variable") << "javascript" << javascript << "console.log(cou" << "counter" << 12;
         QTest::newRow("javascript function") << "javascript" << javascript << "computeT" << "computeTotal" << 0;
         QTest::newRow("javascript method") << "javascript" << javascript << "shape.ar" << "area" << 6;
+        const QString typescript = "let counter: number = 41\nfunction computeTotal(): number { return 1 }\n"
+                                   "class Shape { area(): number { return 1 } }\nconst shape: Shape = new Shape()";
+        QTest::newRow("typescript variable") << "typescript" << typescript << "console.log(cou" << "counter" << 12;
+        QTest::newRow("typescript function") << "typescript" << typescript << "computeT" << "computeTotal" << 0;
+        QTest::newRow("typescript method") << "typescript" << typescript << "shape.ar" << "area" << 6;
         const QString go = "counter := 41\ntype Shape struct {\n    Name  string\n    Sides int\n}\n"
                            "shape := Shape{\"square\", 4}\nfunc computeTotal() int { return 1 }";
         QTest::newRow("go variable") << "go" << go << "cou" << "counter" << 0;
@@ -1315,6 +1343,7 @@ private slots:
             << "$shape" << "" << "Shape";
         QTest::newRow("java") << "java" << "int counter = 41;" << "counter" << "41" << "int";
         QTest::newRow("javascript") << "javascript" << "let counter = 41" << "counter" << "41" << "number";
+        QTest::newRow("typescript") << "typescript" << "let counter: number = 41" << "counter" << "41" << "number";
         QTest::newRow("go") << "go" << "counter := 41" << "counter" << "41" << "int";
         QTest::newRow("go struct")
             << "go" << "type Shape struct {\n    Name  string\n    Sides int\n}\nshape := Shape{\"square\", 4}"
@@ -1379,6 +1408,11 @@ private slots:
             << "javascript"
             << "console.log('before')\ndisplay('image/png', Buffer.from('%1', 'base64'))\n"
                "console.log('after')\ndisplay('text/html', '<b>hi</b>')"
+            << true;
+        QTest::newRow("typescript")
+            << "typescript"
+            << "const png: Buffer = Buffer.from('%1', 'base64')\nconsole.log('before')\ndisplay('image/png', png)\n"
+               "console.log('after')\ndisplay('text/html', '<b>hi</b>' as string)"
             << true;
         QTest::newRow("go")
             << "go"
@@ -1484,6 +1518,11 @@ private slots:
             << "setTimeout(() => process.stdout.write('late\\n',\n"
                "    () => require('fs').writeFileSync('%1', '')), 500); undefined"
             << "console.log('mine')";
+        QTest::newRow("typescript timer")
+            << "typescript"
+            << "setTimeout((): void => { process.stdout.write('late\\n',\n"
+               "    () => require('fs').writeFileSync('%1', '')) }, 500); undefined"
+            << "console.log('mine')";
         QTest::newRow("go")
             << "go"
             << "writer := exec.Command(\"sh\", \"-c\", \"sleep 0.5; echo late; : > '%1'\")\n"
@@ -1543,6 +1582,7 @@ private slots:
         QTest::newRow("perl") << "perl" << "our $x = 41;" << "print $main::x + 1, \"\\n\";";
         QTest::newRow("java") << "java" << "int x = 41;" << "System.out.println(x + 1);";
         QTest::newRow("javascript") << "javascript" << "var x = 41" << "console.log(x + 1)";
+        QTest::newRow("typescript") << "typescript" << "var x: number = 41" << "console.log(x + 1)";
         QTest::newRow("go") << "go" << "x := 41" << "fmt.Println(x + 1)";
     }
 
@@ -1948,6 +1988,7 @@ private slots:
         QTest::newRow("java") << "java" << "int noop = 0;"
                               << "new ProcessBuilder(\"env\").inheritIO().start().waitFor();";
         QTest::newRow("javascript") << "javascript" << "void 0" << "require('child_process').execSync('env', { stdio: 'inherit' })";
+        QTest::newRow("typescript") << "typescript" << "void 0" << "require('child_process').execSync('env', { stdio: 'inherit' })";
         QTest::newRow("go") << "go" << "noop := 0"
                             << "printer := exec.Command(\"env\")\nprinter.Stdout = os.Stdout\n"
                                "printer.Run()";
@@ -2037,6 +2078,7 @@ private slots:
         QTest::newRow("java") << "java" << "cd(\"/tmp\");"
                               << "new ProcessBuilder(\"/bin/pwd\").inheritIO().start().waitFor();";
         QTest::newRow("javascript") << "javascript" << "process.chdir('/tmp')" << "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })";
+        QTest::newRow("typescript") << "typescript" << "process.chdir('/tmp' as string)" << "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })";
         QTest::newRow("go") << "go" << "os.Chdir(\"/tmp\")"
                             << "pwd := exec.Command(\"/bin/pwd\")\npwd.Stdout = os.Stdout\npwd.Run()";
     }
@@ -2114,6 +2156,7 @@ private slots:
                                  "    System.err.print(\"y\".repeat(1024));\n"
                                  "}";
         QTest::newRow("javascript") << "javascript" << "for (let i = 0; i < 10; i++) {\n  process.stdout.write('x'.repeat(1048576))\n  process.stderr.write('y'.repeat(1024))\n}";
+        QTest::newRow("typescript") << "typescript" << "for (let i: number = 0; i < 10; i++) {\n  process.stdout.write('x'.repeat(1048576))\n  process.stderr.write('y'.repeat(1024))\n}";
         QTest::newRow("go") << "go"
                             << "for i := 0; i < 10; i++ {\n"
                                "    fmt.Print(strings.Repeat(\"x\", 1048576))\n"
@@ -2153,6 +2196,7 @@ private slots:
         QTest::newRow("java") << "java" << "System.out.print(\"x\".repeat(1048576));"
                               << "System.out.println(\"after\");";
         QTest::newRow("javascript") << "javascript" << "process.stdout.write('x'.repeat(1048576))" << "console.log('after')";
+        QTest::newRow("typescript") << "typescript" << "process.stdout.write('x'.repeat(1048576) as string)" << "console.log('after')";
         QTest::newRow("go") << "go" << "fmt.Print(strings.Repeat(\"x\", 1048576))"
                             << "fmt.Println(\"after\")";
     }
@@ -2202,6 +2246,7 @@ private slots:
         QTest::newRow("java") << "java" << "JSHELL" << "int x = 41;" << "System.out.println(x + 1)"
                               << "42\n";
         QTest::newRow("javascript") << "javascript" << "Node" << "let x = 41" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript") << "typescript" << "TS" << "let x: number = 41" << "console.log(x + 1)" << "42\n";
         QTest::newRow("go") << "go" << "GoLang" << "x := 41" << "fmt.Println(x + 1)" << "42\n";
     }
 
@@ -2269,6 +2314,7 @@ private slots:
                                              "order.add(3);\nSystem.out.println(order);"}
                               << "[1, 2, 3]\n";
         QTest::newRow("javascript") << "javascript" << "const order = []" << QStringList{"await new Promise(r => setTimeout(r, 200))\norder.push(1)", "order.push(2)", "order.push(3)\nconsole.log(order)"} << "[ 1, 2, 3 ]\n";
+        QTest::newRow("typescript") << "typescript" << "const order: number[] = []" << QStringList{"await new Promise<void>(r => setTimeout(r, 200))\norder.push(1)", "order.push(2)", "order.push(3)\nconsole.log(order)"} << "[ 1, 2, 3 ]\n";
         QTest::newRow("go") << "go" << "order := []int{}"
                             << QStringList{"time.Sleep(200 * time.Millisecond)\norder = append(order, 1)",
                                            "order = append(order, 2)",
@@ -2317,6 +2363,7 @@ private slots:
         QTest::newRow("perl") << "perl" << "sleep 30" << "print \"quick\\n\";";
         QTest::newRow("java") << "java" << "Thread.sleep(30000);" << "System.out.println(\"quick\");";
         QTest::newRow("javascript") << "javascript" << "await new Promise(r => setTimeout(r, 30000))" << "console.log('quick')";
+        QTest::newRow("typescript") << "typescript" << "await new Promise<void>(r => setTimeout(r, 30000))" << "console.log('quick')";
         QTest::newRow("go") << "go" << "time.Sleep(30 * time.Second)" << "fmt.Println(\"quick\")";
     }
 
@@ -2616,6 +2663,7 @@ private slots:
         QTest::newRow("java") << "java" << "int x = 41;" << "Thread.sleep(30000);" << "int y = 1;"
                               << "System.out.println(x + 1)" << "42\n";
         QTest::newRow("javascript") << "javascript" << "let x = 41" << "await new Promise(r => setTimeout(r, 30000))" << "let y = 1" << "console.log(x + 1)" << "42\n";
+        QTest::newRow("typescript") << "typescript" << "let x: number = 41" << "await new Promise<void>(r => setTimeout(r, 30000))" << "let y: number = 1" << "console.log(x + 1)" << "42\n";
         QTest::newRow("go") << "go" << "x := 41" << "time.Sleep(30 * time.Second)" << "y := 1"
                             << "fmt.Println(x + 1)" << "42\n";
     }

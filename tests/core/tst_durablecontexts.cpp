@@ -154,6 +154,8 @@ private:
                               << "print inc($x), \"\\n\";" << "42\n" << "replay";
         QTest::newRow("javascript") << "javascript" << "let x = 41\nconst inc = v => v + 1"
                                     << "console.log(inc(x))" << "42\n" << "replay";
+        QTest::newRow("typescript") << "typescript" << "let x: number = 41\nconst inc = (v: number): number => v + 1"
+                                    << "console.log(inc(x))" << "42\n" << "replay";
         QTest::newRow("java") << "java" << "int x = 41;\nint inc(int v) { return v + 1; }"
                               << "System.out.println(inc(x));" << "42\n" << "replay";
     }
@@ -303,6 +305,10 @@ private slots:
                               << "$x += 1;" << "print \"$x\\n\";";
         QTest::newRow("javascript") << "javascript" << "let x = 1"
                                     << "require('fs').appendFileSync('effects.txt', 'sent\\n')\n"
+                                       "x = 100"
+                                    << "x += 1" << "console.log(x)";
+        QTest::newRow("typescript") << "typescript" << "let x: number = 1"
+                                    << "require('fs').appendFileSync('effects.txt', 'sent\n')\n"
                                        "x = 100"
                                     << "x += 1" << "console.log(x)";
         QTest::newRow("java") << "java" << "int x = 1;"

@@ -25,14 +25,6 @@ constexpr int kRunTimeout = 60000;
 // Well below the 30 s the interrupted command would sleep.
 constexpr int kPromptly = 8000;
 
-// The text/plain of the run's result; empty when it has none.
-QString resultText(const ExecutionPtr &execution)
-{
-    return eventFields(execution, QStringLiteral("result"))
-            .value(QLatin1String("data")).toObject()
-            .value(QLatin1String("text/plain")).toString();
-}
-
 QString errorField(const ExecutionPtr &execution, const char *field)
 {
     return eventFields(execution, QStringLiteral("error")).value(QLatin1String(field)).toString();

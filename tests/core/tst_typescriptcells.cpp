@@ -28,14 +28,6 @@ constexpr int kRunTimeout = 60000;
 // "Promptly": well below a 30 s sleep and the 10 s after which the interrupt ladder kills.
 constexpr int kPromptly = 8000;
 
-// The text/plain of the run's result; empty when it has none.
-QString resultText(const ExecutionPtr &execution)
-{
-    return eventFields(execution, QStringLiteral("result"))
-            .value(QLatin1String("data")).toObject()
-            .value(QLatin1String("text/plain")).toString();
-}
-
 QString errorName(const ExecutionPtr &execution)
 {
     return eventFields(execution, QStringLiteral("error")).value(QLatin1String("ename")).toString();

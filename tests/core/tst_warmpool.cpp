@@ -69,16 +69,6 @@ class WarmPoolTest : public QObject {
 private:
     TestEngine m_engine;
 
-    // The text of a run's result; empty when it had none.
-    static QString resultText(const ExecutionPtr &execution)
-    {
-        return eventFields(execution, QStringLiteral("result"))
-            .value(QLatin1String("data"))
-            .toObject()
-            .value(QLatin1String("text/plain"))
-            .toString();
-    }
-
 
     // A pool of `size` for `language` only, so a row starts no other runtime.
     bool openEngine(const QString &language, int size)
@@ -213,6 +203,13 @@ private:
                "console.log('id=' + process.env.REPLHOST_CONTEXT_ID)\n"
                "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })"
             << "let x = 41" << "console.log(x + 1)";
+        QTest::newRow("typescript")
+            << "typescript"
+            << "const probe: string = process.env.POOL_PROBE ?? '<unset>'\n"
+               "console.log('probe=' + probe)\n"
+               "console.log('id=' + process.env.REPLHOST_CONTEXT_ID)\n"
+               "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })"
+            << "let x: number = 41" << "console.log(x + 1)";
         QTest::newRow("java")
             << "java"
             << "String probe = System.getenv(\"POOL_PROBE\");\n"

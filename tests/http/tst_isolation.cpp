@@ -275,6 +275,7 @@ private slots:
                    "print(shim._display_module().HTML('hello')._repr_html_())";
         QTest::newRow("bash") << "bash" << "echo hello";
         QTest::newRow("javascript") << "javascript" << "console.log('hello')";
+        QTest::newRow("typescript") << "typescript" << "console.log('hello' as string)";
         QTest::newRow("perl") << "perl" << "print \"hello\\n\"";
         QTest::newRow("java") << "java" << "System.out.println(\"hello\")";
         QTest::newRow("go") << "go" << "fmt.Println(\"hello\")";

@@ -37,6 +37,18 @@ SAMPLES = {
         incomplete_code_samples=["function f() {", "`hello"],
         invalid_code_samples=["}", "f(]"],
     ),
+    "typescript": dict(
+        code_hello_world="var greeting: string = 'hello, world'; console.log(greeting)",
+        code_stderr="console.error('oops' as string)",
+        code_generate_error="throw new Error('oops')",
+        code_execute_result=[{"code": "6 * 7", "result": "42"},
+                             {"code": "const six: number = 6\nsix * 7", "result": "42"}],
+        code_display_data=[{"code": "display('text/html', '<b>x</b>')", "mime": "text/html"}],
+        completion_samples=[{"text": "Math.PI"}],
+        complete_code_samples=["1", "let x: number = 1", "function f(): number { return 1 }"],
+        incomplete_code_samples=["function f(): void {", "`hello"],
+        invalid_code_samples=["}", "f(]"],
+    ),
     "perl": dict(
         code_hello_world="our $greeting = 'hello, world'; print \"$greeting\\n\"",
         code_stderr="print STDERR \"oops\\n\"",
@@ -107,7 +119,7 @@ def make_case(language):
         samples["code_inspect_sample"] = "greeting"
 
     attributes = dict(samples, kernel_name="replhost-" + language, language_name=language,
-                      file_extension={"python": ".py", "javascript": ".js", "perl": ".pl", "java": ".java",
+                      file_extension={"python": ".py", "javascript": ".js", "typescript": ".ts", "perl": ".pl", "java": ".java",
                                       "go": ".go", "bash": ".sh"}[language])
     return type("Conformance_" + language, (jupyter_kernel_test.KernelTests,), attributes)
 

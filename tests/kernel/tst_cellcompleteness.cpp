@@ -50,6 +50,10 @@ void tst_CellCompleteness::statusOfCell_data()
     QTest::newRow("javascript open block comment") << "javascript" << "/* note" << incomplete;
     QTest::newRow("javascript brace in a string") << "javascript" << "let s = '{'" << complete;
     QTest::newRow("javascript stray brace") << "javascript" << "}" << invalid;
+    QTest::newRow("typescript typed statement") << "typescript" << "let x: number = 1" << complete;
+    QTest::newRow("typescript open interface") << "typescript" << "interface P {" << incomplete;
+    QTest::newRow("typescript open template") << "typescript" << "`hello" << incomplete;
+    QTest::newRow("typescript stray brace") << "typescript" << "}" << invalid;
     QTest::newRow("java statement") << "java" << "int x = 1;" << complete;
     QTest::newRow("java open class") << "java" << "class A {" << incomplete;
     QTest::newRow("java open text block") << "java" << "String s = \"\"\"\nhello" << incomplete;

@@ -27,6 +27,7 @@ private slots:
         QTest::newRow("python") << "python" << "x = 41" << "" << "print(x + 1)" << "42";
         QTest::newRow("python value") << "python" << "x = 41" << "" << "x + 1" << "Out[2]: 42";
         QTest::newRow("javascript") << "javascript" << "var x = 41" << "" << "console.log(x + 1)" << "42";
+        QTest::newRow("typescript") << "typescript" << "var x: number = 41" << "" << "console.log(x + 1)" << "42";
         // Perl shows the value of an assignment.
         QTest::newRow("perl") << "perl" << "our $x = 41;" << "Out[1]: 41" << "print $x + 1, \"\\n\"" << "42";
         QTest::newRow("java") << "java" << "int x = 41;" << "" << "System.out.println(x + 1)" << "42";

@@ -95,6 +95,8 @@ void tst_JupyterKernel::executeStreamsOutputAndResult_data()
                             << "hello, world\n" << "oops\n" << "42";
     QTest::newRow("javascript") << "javascript" << "console.log('hello, world'); console.error('oops'); 6 * 7"
                                 << "hello, world\n" << "oops\n" << "42";
+    QTest::newRow("typescript") << "typescript" << "const n: number = 6\nconsole.log('hello, world'); console.error('oops'); n * 7"
+                                << "hello, world\n" << "oops\n" << "42";
     QTest::newRow("perl") << "perl" << "print \"hello, world\\n\"; print STDERR \"oops\\n\"; 6 * 7"
                           << "hello, world\n" << "oops\n" << "42";
     QTest::newRow("java") << "java" << "System.out.println(\"hello, world\");\nSystem.err.println(\"oops\");\n6 * 7"
@@ -149,6 +151,7 @@ void tst_JupyterKernel::errorCarriesNameValueAndTraceback_data()
 
     QTest::newRow("python") << "python" << "1 / 0" << "ZeroDivisionError" << "division by zero";
     QTest::newRow("javascript") << "javascript" << "null.f()" << "TypeError" << "Cannot read properties of null (reading 'f')";
+    QTest::newRow("typescript") << "typescript" << "(null as any).f()" << "TypeError" << "Cannot read properties of null (reading 'f')";
     QTest::newRow("perl") << "perl" << "die \"boom\\n\"" << "Error" << "boom";
     QTest::newRow("java") << "java" << "int[] a = new int[1];\na[2] = 1;" << "java.lang.ArrayIndexOutOfBoundsException"
                           << "Index 2 out of bounds for length 1";
@@ -236,6 +239,9 @@ void tst_JupyterKernel::interruptKeepsState_data()
     QTest::newRow("javascript") << "javascript" << "let n = 0"
                                 << "while (true) { n++; if (n === 1000) console.log('looping') }"
                                 << "console.log(n >= 1000)" << "true\n";
+    QTest::newRow("typescript") << "typescript" << "let n: number = 0"
+                                << "while (true) { n++; if (n === 1000) console.log('looping') }"
+                                << "console.log(n >= 1000)" << "true\n";
     QTest::newRow("perl") << "perl" << "my $n = 0;" << "$| = 1; while (1) { $n++; print \"looping\\n\" if $n == 1000 }"
                           << "print $n >= 1000 ? \"counted\\n\" : \"too few\\n\"" << "counted\n";
     QTest::newRow("java") << "java" << "long n = 0;" << "while (true) { if (++n == 1000) System.out.println(\"looping\"); }"
@@ -273,6 +279,7 @@ void tst_JupyterKernel::kernelInfoDescribesTheLanguage_data()
 
     QTest::newRow("python") << "python" << "text/x-python" << ".py";
     QTest::newRow("javascript") << "javascript" << "application/javascript" << ".js";
+    QTest::newRow("typescript") << "typescript" << "text/typescript" << ".ts";
     QTest::newRow("perl") << "perl" << "text/x-perl" << ".pl";
     QTest::newRow("java") << "java" << "text/x-java" << ".java";
     QTest::newRow("go") << "go" << "text/x-go" << ".go";
@@ -456,6 +463,7 @@ void tst_JupyterKernel::boundKernelSeesHttpStateAcrossServerRestart_data()
 
     QTest::newRow("python") << "python" << "x = 41" << "print(x + 1)" << "42\n";
     QTest::newRow("javascript") << "javascript" << "var x = 41" << "console.log(x + 1)" << "42\n";
+    QTest::newRow("typescript") << "typescript" << "var x: number = 41" << "console.log(x + 1)" << "42\n";
     QTest::newRow("perl") << "perl" << "our $x = 41;" << "print $x + 1, \"\\n\"" << "42\n";
     QTest::newRow("java") << "java" << "int x = 41;" << "System.out.println(x + 1)" << "42\n";
     QTest::newRow("go") << "go" << "x := 41" << "fmt.Println(x + 1)" << "42\n";

@@ -19,7 +19,7 @@ private slots:
     void jupyterKernelTestPasses_data()
     {
         QTest::addColumn<QString>("language");
-        for (const char *language : {"python", "javascript", "perl", "java", "go", "bash"})
+        for (const char *language : {"python", "javascript", "typescript", "perl", "java", "go", "bash"})
             QTest::newRow(language) << QString::fromLatin1(language);
     }
 

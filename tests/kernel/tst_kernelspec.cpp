@@ -115,6 +115,7 @@ void tst_Kernelspec::kernelspecDescribesTheKernel_data()
     QTest::addColumn<QString>("displayName");
     QTest::newRow("python") << "python" << "Python (replhost)";
     QTest::newRow("javascript") << "javascript" << "JavaScript (replhost)";
+    QTest::newRow("typescript") << "typescript" << "TypeScript (replhost)";
     QTest::newRow("perl") << "perl" << "Perl (replhost)";
     QTest::newRow("java") << "java" << "Java (replhost)";
     QTest::newRow("go") << "go" << "Go (replhost)";

@@ -40,6 +40,7 @@ private slots:
         QTest::addColumn<QString>("answer");
         QTest::newRow("python") << "python" << "execute_result" << "42";
         QTest::newRow("javascript") << "javascript" << "execute_result" << "42";
+        QTest::newRow("typescript") << "typescript" << "execute_result" << "42";
         QTest::newRow("perl") << "perl" << "execute_result" << "42";
         QTest::newRow("java") << "java" << "execute_result" << "42";
         QTest::newRow("go") << "go" << "execute_result" << "42";

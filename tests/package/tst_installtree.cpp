@@ -50,10 +50,10 @@ private slots:
         QTest::addColumn<QString>("file");
         for (const char *binary : {"replhost", "replhost-server", "replhost-cli", "replhost-kernel"})
             QTest::newRow(binary) << QStringLiteral("bin/") + QLatin1String(binary);
-        for (const char *language : {"python", "bash", "javascript", "perl", "java", "go"})
+        for (const char *language : {"python", "bash", "javascript", "typescript", "perl", "java", "go"})
             QTest::newRow(qPrintable(QStringLiteral("%1 kernelspec").arg(QLatin1String(language))))
                     << QStringLiteral("share/jupyter/kernels/replhost-%1/kernel.json").arg(QLatin1String(language));
-        for (const char *language : {"python", "bash", "javascript", "perl", "java", "go"})
+        for (const char *language : {"python", "bash", "javascript", "typescript", "perl", "java", "go"})
             QTest::newRow(language) << QStringLiteral("lib/replhost/plugins/replhost-%1.so").arg(QLatin1String(language));
         QTest::newRow("go worker beside the plugins") << "lib/replhost/plugins/replhost-go-worker";
         QTest::newRow("confinement launcher") << "libexec/replhost/replhost-confine";

@@ -5,7 +5,7 @@
 // tst_e2bsdk sets to http://127.0.0.1:<port>/e2b/<token> or to the root of a --e2b-port
 // listener. Run by tst_e2bsdk with `node --test`; the tests run one after another.
 
-import { Sandbox, NotFoundError, SandboxError, TimeoutError } from '@e2b/code-interpreter'
+import { Sandbox, NotFoundError, TimeoutError } from '@e2b/code-interpreter'
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
@@ -205,9 +205,22 @@ test('a Bash context keeps its variables and directory', async () => {
   await sandbox.removeCodeContext(context)
 })
 
-test('TypeScript is refused, not faked', async () => {
-  await assert.rejects(sandbox.runCode('const n: number = 1', { language: 'typescript', ...noRequestTimer }),
-    (error) => error instanceof SandboxError && /501/.test(error.message))
+test('TypeScript runs with its types stripped, in a context that keeps its bindings', async () => {
+  // E2B's SDK names it 'ts'; a type error does not stop the run.
+  const context = await sandbox.createCodeContext({ language: 'ts' })
+  assert.equal(context.language, 'typescript')
+  await sandbox.runCode('interface Point { x: number; y: number }\nconst p: Point = { x: 40, y: 2 }', { context })
+  const execution = await sandbox.runCode('const label: number = "sum"\nconsole.log(label); p.x + p.y', { context })
+  assert.equal(execution.error, undefined)
+  assert.equal(execution.text, '42')
+  assert.deepEqual(execution.logs.stdout, ['sum\n'])
+  // `language` alone runs in the default TypeScript context.
+  const awaited = await sandbox.runCode('await Promise.resolve<number>(7)', { language: 'ts' })
+  assert.equal(awaited.text, '7')
+  const failed = await sandbox.runCode('type T = string\nnull!.boom', { language: 'typescript' })
+  assert.equal(failed.error.name, 'TypeError')
+  assert.match(failed.error.traceback, /<cell-\d+>:2:/)
+  await sandbox.removeCodeContext(context)
 })
 
 test('timeoutMs interrupts a long run and the context keeps its state', async () => {

@@ -313,6 +313,31 @@ test('bulk delete by language empties the list', async () => {
   assert.equal(again.response.status, 200)
 })
 
+test('TypeScript contexts, named TYPESCRIPT as OpenSandbox\'s SDKs name them, run with types stripped', async () => {
+  const { data: context, error } = await execd.POST('/code/context', { body: { language: 'TYPESCRIPT' } })
+  assert.equal(error, undefined)
+  assert.equal(context.language, 'typescript')
+  const listed = await execd.GET('/code/contexts', { params: { query: { language: 'TYPESCRIPT' } } })
+  assert.ok(listed.data.some((c) => c.id === context.id))
+
+  const first = await runCode({ code: 'interface Item { n: number }\nconst items: Item[] = [{ n: 40 }, { n: 2 }]',
+    context: { id: context.id, language: 'TYPESCRIPT' } })
+  assertEventContract(first, context.id)
+  const second = await runCode({ code: 'const total: number = items.reduce((s: number, i: Item) => s + i.n, 0)\ntotal',
+    context: { id: context.id } })
+  assertEventContract(second, context.id)
+  assert.equal(second.find((e) => e.type === 'result').results.text, '42')
+
+  // A type error does not stop a run; a runtime error points at the TypeScript line.
+  const typed = await runCode({ code: 'const s: number = "text"\nconsole.log(s)', context: { language: 'typescript' } })
+  assert.equal(typed.filter((e) => e.type === 'stdout').map((e) => e.text).join(''), 'text\n')
+  const failed = await runCode({ code: 'type T = number\n\nnull!.boom', context: { id: context.id } })
+  const failure = failed.find((e) => e.type === 'error').error
+  assert.equal(failure.ename, 'TypeError')
+  assert.match(failure.traceback.join('\n'), /<cell-\d+>:3:/)
+  await execd.DELETE('/code/contexts/{context_id}', { params: { path: { context_id: context.id } } })
+})
+
 test('an unknown language is refused at once', async () => {
   const { error, response } = await execd.POST('/code/context', { body: { language: 'cobol' } })
   assert.equal(response.status, 400)
