@@ -308,7 +308,7 @@ private slots:
                                        "x = 100"
                                     << "x += 1" << "console.log(x)";
         QTest::newRow("typescript") << "typescript" << "let x: number = 1"
-                                    << "require('fs').appendFileSync('effects.txt', 'sent\n')\n"
+                                    << "require('fs').appendFileSync('effects.txt', 'sent\\n')\n"
                                        "x = 100"
                                     << "x += 1" << "console.log(x)";
         QTest::newRow("java") << "java" << "int x = 1;"
