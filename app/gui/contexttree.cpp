@@ -60,6 +60,24 @@ QString ContextTree::displayName(const core::ContextInfo &info)
     return QStringLiteral("%1 %2").arg(info.language, info.id.left(8));
 }
 
+QString ContextTree::stateDescription(const QString &state)
+{
+    if (state == QLatin1String("dormant"))
+        return tr("Dormant: no interpreter is running for this context (the host restarted, or it "
+                  "sat idle and its worker was stopped). Its next run starts one and restores its state first.");
+    if (state == QLatin1String("idle"))
+        return tr("Idle: the interpreter is running and waits for code.");
+    if (state == QLatin1String("busy"))
+        return tr("Busy: code is running; later runs wait in the queue.");
+    if (state == QLatin1String("starting"))
+        return tr("Starting: the interpreter is being started.");
+    if (state == QLatin1String("restoring"))
+        return tr("Restoring: a new interpreter replays the context's history to rebuild its state.");
+    if (state == QLatin1String("dead"))
+        return tr("Dead: the interpreter stopped unexpectedly. Restart the context to run code again.");
+    return state;
+}
+
 void ContextTree::reload()
 {
     const QString selected = currentContextId();
@@ -139,6 +157,7 @@ void ContextTree::updateItem(QTreeWidgetItem *item, const core::ContextInfo &inf
                        .arg(QDateTime::fromMSecsSinceEpoch(info.lastUsedAt).toString(Qt::ISODate));
     for (int column = 0; column < columnCount(); ++column)
         item->setToolTip(column, tip);
+    item->setToolTip(StateColumn, stateDescription(info.state) + QStringLiteral("\n\n") + tip);
 }
 
 void ContextTree::onAdded(const core::ContextInfo &info)

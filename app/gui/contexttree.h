@@ -32,6 +32,8 @@ public:
     void stepContext(int direction);
 
     QTreeWidgetItem *contextItem(const QString &contextId) const;
+    // One sentence on what a context in `state` is doing and what the next run does.
+    static QString stateDescription(const QString &state);
     static QString displayName(const core::ContextInfo &info);
 
 signals:

@@ -251,6 +251,7 @@ private slots:
     void interruptedRunsAreMarkedApartFromErrors();
     void historyRowShowsTheFirstLineWithCode();
     void curlExampleUsesTheSelectedContext();
+    void contextStatesAreExplained();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -832,6 +833,33 @@ void tst_Workbench::curlExampleUsesTheSelectedContext()
     QVERIFY2(example.contains(QLatin1String("curl -sN ")), qPrintable(example));
     QVERIFY(!example.contains(QLatin1String("curl -N ")));
     server->stop();
+}
+
+// "dormant" (a context without an interpreter, after a relaunch) says what it means and what
+// the next run does; so does a running context's state.
+void tst_Workbench::contextStatesAreExplained()
+{
+    QTemporaryDir dir;
+    QString contextId;
+    {
+        Bench bench(dir.path());
+        QVERIFY(bench.createPython());
+        contextId = bench.window->currentContextId();
+        QVERIFY(waitFinished(bench.typeAndRun(QStringLiteral("x = 1"))));
+        QTreeWidgetItem *item = bench.window->contextTree()->contextItem(contextId);
+        QVERIFY(item);
+        QTRY_COMPARE(item->text(ContextTree::StateColumn), QStringLiteral("idle"));
+        QVERIFY2(item->toolTip(ContextTree::StateColumn).startsWith(QLatin1String("Idle: ")),
+                 qPrintable(item->toolTip(ContextTree::StateColumn)));
+    }
+    Bench bench(dir.path());
+    QTreeWidgetItem *item = bench.window->contextTree()->contextItem(contextId);
+    QVERIFY(item);
+    QCOMPARE(item->text(ContextTree::StateColumn), QStringLiteral("dormant"));
+    const QString tip = item->toolTip(ContextTree::StateColumn);
+    QVERIFY2(tip.contains(QLatin1String("no interpreter is running")), qPrintable(tip));
+    QVERIFY2(tip.contains(QLatin1String("next run")), qPrintable(tip));
+    QVERIFY2(tip.contains(contextId), qPrintable(tip));  // the details stay below
 }
 
 QTEST_MAIN(tst_Workbench)
