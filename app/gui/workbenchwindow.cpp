@@ -40,6 +40,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QSet>
 #include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
@@ -60,6 +61,22 @@ namespace replhost::gui {
 using sdk::Event;
 
 namespace {
+
+// "python 1", "python 2", …: the first such name no context of the workspace has, for contexts
+// created without a name, so that the tree does not list them by their ids' hash.
+QString unusedName(const core::ContextManager &contexts, const QString &workspace, const QString &language)
+{
+    QSet<QString> taken;
+    if (const auto listed = contexts.list(workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace)) {
+        for (const core::ContextInfo &info : *listed)
+            taken.insert(info.name);
+    }
+    for (int n = 1;; ++n) {
+        const QString name = QStringLiteral("%1 %2").arg(language).arg(n);
+        if (!taken.contains(name))
+            return name;
+    }
+}
 
 // Files bigger than this are not loaded into the editor.
 constexpr qint64 kMaxEditorBytes = 16 * 1024 * 1024;
@@ -726,7 +743,10 @@ void WorkbenchWindow::onContextChanged(const core::ContextInfo &info)
 
 bool WorkbenchWindow::createContext(const core::CreateContextRequest &request)
 {
-    const auto created = m_engine.contexts().create(request);
+    core::CreateContextRequest named = request;
+    if (named.name.trimmed().isEmpty() && !named.language.isEmpty())
+        named.name = unusedName(m_engine.contexts(), named.workspace, named.language);
+    const auto created = m_engine.contexts().create(named);
     if (!created) {
         statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
         return false;

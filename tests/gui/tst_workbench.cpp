@@ -252,6 +252,7 @@ private slots:
     void historyRowShowsTheFirstLineWithCode();
     void curlExampleUsesTheSelectedContext();
     void contextStatesAreExplained();
+    void unnamedContextsAreNumbered();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -860,6 +861,23 @@ void tst_Workbench::contextStatesAreExplained()
     QVERIFY2(tip.contains(QLatin1String("no interpreter is running")), qPrintable(tip));
     QVERIFY2(tip.contains(QLatin1String("next run")), qPrintable(tip));
     QVERIFY2(tip.contains(contextId), qPrintable(tip));  // the details stay below
+}
+
+// A context made in the window without a name is called by its language and a number, not by
+// its id; a name given is kept.
+void tst_Workbench::unnamedContextsAreNumbered()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QStringList names;
+    for (const QString &name : {QString(), QString(), QStringLiteral("analysis")}) {
+        core::CreateContextRequest request;
+        request.language = QStringLiteral("python");
+        request.name = name;
+        QVERIFY(bench.window->createContext(request));
+        names.append(bench.window->contextTree()->contextItem(bench.window->currentContextId())->text(ContextTree::NameColumn));
+    }
+    QCOMPARE(names, (QStringList{QStringLiteral("python 1"), QStringLiteral("python 2"), QStringLiteral("analysis")}));
 }
 
 QTEST_MAIN(tst_Workbench)
