@@ -43,18 +43,23 @@ EnvLayerTable::EnvLayerTable(const QString &title, QWidget *parent)
     m_clear->setToolTip(tr("Drop KEY from this layer (lower layers apply again)"));
     m_status->setWordWrap(true);
 
-    auto *form = new QHBoxLayout;
-    form->addWidget(m_key, 2);
-    form->addWidget(m_value, 3);
-    form->addWidget(m_set);
-    form->addWidget(m_unset);
-    form->addWidget(m_clear);
+    // The fields on a line of their own, the buttons under them: side by side in a dock's
+    // width the fields were left a few characters wide.
+    auto *fields = new QHBoxLayout;
+    fields->addWidget(m_key, 1);
+    fields->addWidget(m_value, 1);
+    auto *buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(m_set);
+    buttons->addWidget(m_unset);
+    buttons->addWidget(m_clear);
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_title);
     layout->addWidget(m_table, 1);
-    layout->addLayout(form);
+    layout->addLayout(fields);
+    layout->addLayout(buttons);
     layout->addWidget(m_status);
 
     connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) {

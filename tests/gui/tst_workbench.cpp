@@ -253,6 +253,7 @@ private slots:
     void curlExampleUsesTheSelectedContext();
     void contextStatesAreExplained();
     void unnamedContextsAreNumbered();
+    void envPanelFieldsAreUsableAt1000x700();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -878,6 +879,30 @@ void tst_Workbench::unnamedContextsAreNumbered()
         names.append(bench.window->contextTree()->contextItem(bench.window->currentContextId())->text(ContextTree::NameColumn));
     }
     QCOMPARE(names, (QStringList{QStringLiteral("python 1"), QStringLiteral("python 2"), QStringLiteral("analysis")}));
+}
+
+// At 1000x700 the Environment panel's key and value fields show what is typed: 16 characters or
+// more (PYTHONPATH, LD_LIBRARY_PATH), not the few they had beside the buttons.
+void tst_Workbench::envPanelFieldsAreUsableAt1000x700()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    bench.window->resize(1000, 700);
+    bench.window->action(QStringLiteral("actionFocusEnv"))->trigger();
+    QTRY_VERIFY(bench.window->envPanel()->isVisible());
+    const QList<QLineEdit *> fields = bench.window->envPanel()->findChildren<QLineEdit *>();
+    int checked = 0;
+    for (QLineEdit *field : fields) {
+        const QString hint = field->placeholderText();
+        if (hint != QLatin1String("KEY") && hint != QLatin1String("value"))
+            continue;
+        ++checked;
+        const int wanted = 16 * field->fontMetrics().averageCharWidth();
+        QVERIFY2(field->width() >= wanted,
+                 qPrintable(QStringLiteral("%1: %2 px of %3").arg(hint).arg(field->width()).arg(wanted)));
+    }
+    QCOMPARE(checked, 4);  // a key and a value in each of the two layers
 }
 
 QTEST_MAIN(tst_Workbench)
