@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -42,12 +43,20 @@ EnvPanel::EnvPanel(core::Engine &engine, QWidget *parent)
     effectiveLayout->addWidget(m_filter);
     effectiveLayout->addWidget(m_effective, 1);
 
+    // The two layers share a tabbed area so that the effective environment (dozens of variables)
+    // gets most of the height; a layer holds a few, and its table scrolls.
+    auto *layers = new QTabWidget(this);
+    layers->setObjectName(QStringLiteral("envLayers"));
+    layers->setDocumentMode(true);
+    layers->addTab(m_contextLayer, tr("Context layer"));
+    layers->addTab(m_workspaceLayer, tr("Workspace layer"));
+
     auto *splitter = new QSplitter(Qt::Vertical, this);
-    splitter->addWidget(m_workspaceLayer);
-    splitter->addWidget(m_contextLayer);
+    splitter->addWidget(layers);
     splitter->addWidget(effective);
     splitter->setChildrenCollapsible(false);
-    splitter->setStretchFactor(2, 2);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 2);
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);

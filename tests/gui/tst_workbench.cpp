@@ -193,6 +193,14 @@ void answerBox(const QString &objectName, const QString &answer, bool dontAskAga
     });
 }
 
+// The window at the smaller screenshot size with the Environment panel shown.
+bool showEnvPanelAt1000x700(Bench &bench)
+{
+    bench.window->resize(1000, 700);
+    bench.window->action(QStringLiteral("actionFocusEnv"))->trigger();
+    return QTest::qWaitFor([&] { return bench.window->envPanel()->isVisible(); });
+}
+
 QString writeFile(const QString &path, const QByteArray &text)
 {
     QFile file(path);
@@ -254,6 +262,7 @@ private slots:
     void contextStatesAreExplained();
     void unnamedContextsAreNumbered();
     void envPanelFieldsAreUsableAt1000x700();
+    void effectiveEnvironmentIsThePanelsLargestPart();
 };
 
 void tst_Workbench::ctrlEnterRunsEditorAndStreamsOutput()
@@ -888,9 +897,7 @@ void tst_Workbench::envPanelFieldsAreUsableAt1000x700()
     QTemporaryDir dir;
     Bench bench(dir.path());
     QVERIFY(bench.createPython());
-    bench.window->resize(1000, 700);
-    bench.window->action(QStringLiteral("actionFocusEnv"))->trigger();
-    QTRY_VERIFY(bench.window->envPanel()->isVisible());
+    QVERIFY(showEnvPanelAt1000x700(bench));
     const QList<QLineEdit *> fields = bench.window->envPanel()->findChildren<QLineEdit *>();
     int checked = 0;
     for (QLineEdit *field : fields) {
@@ -903,6 +910,29 @@ void tst_Workbench::envPanelFieldsAreUsableAt1000x700()
                  qPrintable(QStringLiteral("%1: %2 px of %3").arg(hint).arg(field->width()).arg(wanted)));
     }
     QCOMPARE(checked, 4);  // a key and a value in each of the two layers
+}
+
+// The effective environment (what the next run gets, dozens of variables) is the panel's largest
+// part at 1000x700: taller than the layers' area, and eight rows or more, not three.
+void tst_Workbench::effectiveEnvironmentIsThePanelsLargestPart()
+{
+    QTemporaryDir dir;
+    Bench bench(dir.path());
+    QVERIFY(bench.createPython());
+    QVERIFY(showEnvPanelAt1000x700(bench));
+    QTableWidget *effective = nullptr;
+    for (QTableWidget *table : bench.window->envPanel()->findChildren<QTableWidget *>()) {
+        if (table->accessibleName() == QLatin1String("Effective environment"))
+            effective = table;
+    }
+    QVERIFY(effective);
+    QTRY_VERIFY(effective->rowCount() > 10);
+    const QWidget *layers = bench.window->envPanel()->findChild<QWidget *>(QStringLiteral("envLayers"));
+    QVERIFY(layers);
+    QVERIFY2(effective->height() > layers->height(),
+             qPrintable(QStringLiteral("%1 px, layers %2 px").arg(effective->height()).arg(layers->height())));
+    const int rows = effective->viewport()->height() / effective->rowHeight(0);
+    QVERIFY2(rows >= 8, qPrintable(QStringLiteral("%1 rows").arg(rows)));
 }
 
 QTEST_MAIN(tst_Workbench)
