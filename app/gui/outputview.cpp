@@ -315,7 +315,7 @@ void OutputView::addBackground(const core::BackgroundOutput::Entry &entry)
 {
     if (m_backgroundBlock < 0) {
         flushPending();
-            const int after = m_blockIndex.value(entry.afterExecutionId, -1);
+        const int after = m_blockIndex.value(entry.afterExecutionId, -1);
         const int count = after >= 0 ? m_blocks.at(after).executionCount : 0;
         newParagraph();
         QTextCharFormat label = mutedFormat();
