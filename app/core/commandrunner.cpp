@@ -78,7 +78,7 @@ Result<ExecutionPtr> CommandRunner::run(const CommandRequest &request)
     Environment env = EnvLayers::apply(WorkerConfinement::baseEnvironment(confinement), *layer);
     for (auto it = request.env.cbegin(); it != request.env.cend(); ++it)
         env.insert(it.key(), it.value());
-    env.insert(QStringLiteral("PWD"), *directory);
+    env.insert(QStringLiteral("PWD"), files->sandboxPath(*directory));
 
     const QString id = QUuid::createUuid().toString(QUuid::WithoutBraces);
     auto command = ExecutionPtr(new Execution(id, ws->name, QString(), QStringLiteral("sh"),

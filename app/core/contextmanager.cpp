@@ -48,12 +48,15 @@ Error shuttingDownError()
     return makeError(QStringLiteral("unavailable"), shutdownReason());
 }
 
-// Resolves `cwd` inside `root` with the file routes' resolver (WorkspaceFiles): relative paths
-// are taken from the root, and no step may lead out of it. Every refusal is "bad_request" here:
+// Resolves `cwd` inside the workspace with the file routes' resolver (WorkspaceFiles): relative
+// paths are taken from its directory, a sandbox's own paths are mapped (its view path, its /tmp),
+// and no step may lead out of it. Every refusal is "bad_request" here:
 // it is a field of the request that cannot be used.
-Result<QString> confine(const QString &root, const QString &cwd)
+Result<QString> confine(const Result<WorkspaceFiles> &files, const QString &cwd)
 {
-    const Result<QString> directory = WorkspaceFiles(root).directory(cwd);
+    if (!files)
+        return files.error();
+    const Result<QString> directory = files->directory(cwd);
     if (!directory)
         return makeError(QStringLiteral("bad_request"),
                          QStringLiteral("cwd \"%1\" cannot be used: %2").arg(cwd, directory.error().message));
@@ -214,7 +217,7 @@ Result<ContextInfo> ContextManager::create(const CreateContextRequest &request)
         return plugin.error();
     if (auto r = checkContextName(request.name); !r)
         return r.error();
-    auto cwd = confine(ws->directory, request.cwd);
+    auto cwd = confine(m_workspaces->files(ws->name), request.cwd);
     if (!cwd)
         return cwd.error();
     for (auto it = request.env.cbegin(); it != request.env.cend(); ++it) {

@@ -78,7 +78,9 @@ Environment WorkerConfinement::baseEnvironment(const QJsonObject &confinement)
     if (!env.contains(QStringLiteral("PATH")))
         env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
     // What bwrap sets as well (sdk/src/sandbox.h), here so the env layers see it.
-    env.insert(QStringLiteral("HOME"), box.value(QLatin1String("root")).toString());
+    env.insert(QStringLiteral("HOME"), box.contains(QLatin1String("view"))
+                                               ? box.value(QLatin1String("view")).toString()
+                                               : box.value(QLatin1String("root")).toString());
     env.insert(QStringLiteral("TMPDIR"), QStringLiteral("/tmp"));
     return env;
 }
@@ -224,12 +226,17 @@ QJsonObject WorkerConfinement::sandbox(const WorkspaceSettings &settings,
 {
     if (settings.isolation != WorkspaceSettings::Isolation::Sandbox)
         return {};
-    return {{QStringLiteral("bwrap"),
-             support.bwrap().isEmpty() ? QStringLiteral("bwrap") : support.bwrap()},
-            {QStringLiteral("root"), workspaceDir},
-            {QStringLiteral("network"), settings.network},
-            {QStringLiteral("hidden"), QJsonArray::fromStringList(support.hidden())},
-            {QStringLiteral("volumes"), settings.volumesJson()}};
+    QJsonObject box{{QStringLiteral("bwrap"),
+                     support.bwrap().isEmpty() ? QStringLiteral("bwrap") : support.bwrap()},
+                    {QStringLiteral("root"), workspaceDir},
+                    {QStringLiteral("network"), settings.network},
+                    {QStringLiteral("hidden"), QJsonArray::fromStringList(support.hidden())},
+                    {QStringLiteral("volumes"), settings.volumesJson()}};
+    if (!settings.viewPath.isEmpty()) {
+        box.insert(QStringLiteral("view"), settings.viewPath);
+        box.insert(QStringLiteral("tmp"), QLatin1String(WorkspaceSettings::kKeptTmpDirectory));
+    }
+    return box;
 }
 
 Result<void> WorkerConfinement::sandboxRefusal(const WorkspaceSettings &settings,

@@ -43,7 +43,8 @@ public:
     // before the env layers go on top. Unsandboxed, the host's (EnvLayers::base()). In a
     // sandbox, never the server's own environment, which holds what the server's user exported
     // (credentials, tokens, paths of the host): only PATH, LANG, LANGUAGE, LC_*, TZ and TERM are
-    // taken from it, and HOME is the sandbox's root (its workspace), TMPDIR its private /tmp.
+    // taken from it, and HOME is the sandbox's root (its workspace, where the sandbox sees it:
+    // its view path when it has one), TMPDIR its /tmp.
     static Environment baseEnvironment(const QJsonObject &confinement);
 
     // Where the replhost-confine launcher is: beside the executable's directory, in
@@ -87,7 +88,8 @@ public:
 
     // The `sandbox` member of the confinement for a workspace whose isolation is "sandbox"
     // (empty for "none"): bwrap as `support` found it, the workspace directory as the only
-    // writable place, the workspace's network setting and the paths `support` hides. It is
+    // writable place, the workspace's network setting and the paths `support` hides, and with a
+    // view_path the view and the kept /tmp (WorkspaceSettings::viewPath). It is
     // made even when `support` says
     // sandboxes are unavailable, naming bwrap as configured or just "bwrap", so that the SDK
     // refuses to start such a worker rather than run it unsandboxed; a context checks

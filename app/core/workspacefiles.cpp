@@ -258,6 +258,31 @@ WorkspaceFiles::WorkspaceFiles(const QString &rootDirectory)
     m_root = canonical.isEmpty() ? m_given : canonical;
 }
 
+void WorkspaceFiles::setSandboxView(const QString &viewPath, const QString &tmpDirectory)
+{
+    m_view = QDir::cleanPath(viewPath);
+    m_tmp = tmpDirectory;
+    m_homeIsRoot = true;
+}
+
+QString WorkspaceFiles::sandboxPath(const QString &absolute) const
+{
+    if (m_view.isEmpty())
+        return absolute;
+    const QString cleaned = QDir::cleanPath(absolute);
+    for (const QString &root : {m_root, m_given}) {
+        if (!isInside(cleaned, root))
+            continue;
+        const QString relative = relativeTo(cleaned, root);
+        if (relative.isEmpty())
+            return m_view;
+        if (relative == m_tmp || relative.startsWith(m_tmp + QLatin1Char('/')))
+            return QStringLiteral("/tmp") + relative.mid(m_tmp.size());
+        return joined(m_view, relative);
+    }
+    return absolute;
+}
+
 QString WorkspaceFiles::relativePath(const QString &absolute) const
 {
     return relativeTo(absolute, m_root);
@@ -276,16 +301,27 @@ Result<QString> WorkspaceFiles::relativeOf(const QString &path) const
     QString relative = segments.join(QLatin1Char('/'));
     if (!underHome && QDir::isAbsolutePath(path)) {
         const QString cleaned = QDir::cleanPath(path);
-        if (isInside(cleaned, m_root)) {
+        // The host's path of the directory before the sandbox's /tmp: a workspace may live
+        // under the host's /tmp.
+        if (!m_view.isEmpty() && isInside(cleaned, m_view)) {
+            relative = relativeTo(cleaned, m_view);
+        } else if (isInside(cleaned, m_root)) {
             relative = relativeTo(cleaned, m_root);
         } else if (isInside(cleaned, m_given)) {
             relative = relativeTo(cleaned, m_given);
+        } else if (!m_view.isEmpty() && isInside(cleaned, QStringLiteral("/tmp"))) {
+            const QString inTmp = relativeTo(cleaned, QStringLiteral("/tmp"));
+            relative = inTmp.isEmpty() ? m_tmp : joined(m_tmp, inTmp);
         } else {
             // The directory may also be named through another symlink to it (a symlinked home,
             // say). Only the name is mapped here; what it leads to is checked from the root.
-            const QString canonical = QFileInfo(cleaned).canonicalFilePath();
+            const QString canonical = m_view.isEmpty() ? QFileInfo(cleaned).canonicalFilePath()
+                                                       : QString();
             if (canonical.isEmpty() || !isInside(canonical, m_root))
-                return forbidden(path, QStringLiteral("it is outside the workspace directory"));
+                return forbidden(path, m_view.isEmpty()
+                                               ? QStringLiteral("it is outside the workspace directory")
+                                               : QStringLiteral("it is outside the sandbox's %1 "
+                                                                "and /tmp").arg(m_view));
             relative = relativeTo(canonical, m_root);
         }
     }

@@ -22,7 +22,11 @@ namespace replhost::core {
 // Paths are '/'-separated, relative to the workspace directory, or absolute and inside it; ""
 // and "." name the directory itself. Where the workspace is HOME for its code (a sandbox:
 // setHomeIsRoot()), "~" and "~/x" name the directory and x in it, as the code's shell reads
-// them; elsewhere "~" is a file name like any other. Refused with "forbidden":
+// them; elsewhere "~" is a file name like any other. Where a sandbox sees its workspace at a
+// view path of its own (setSandboxView(): "/home/user"), absolute paths are the sandbox's: the
+// view path and what is under it name the directory and what is in it, and "/tmp" and what is
+// under it the directory the sandbox keeps as its /tmp, inside the workspace; the directory's
+// host path is still accepted; every other absolute path is outside. Refused with "forbidden":
 //   - any ".." segment (even one that would stay inside: it is refused before it reaches the
 //     kernel, so no request depends on how ".." meets symlinks);
 //   - an absolute path outside the directory;
@@ -120,6 +124,13 @@ public:
     QString root() const { return m_root; }
     // "~" is the workspace directory (its code's HOME), see above.
     void setHomeIsRoot(bool homeIsRoot) { m_homeIsRoot = homeIsRoot; }
+    // The sandbox sees the directory at `viewPath` (absolute, clean) and its /tmp is
+    // `tmpDirectory` in it (relative), see above. Implies setHomeIsRoot(true).
+    void setSandboxView(const QString &viewPath, const QString &tmpDirectory);
+    // Where the code of the workspace sees the host path `absolute`: with a view, a path inside
+    // the directory is under the view path, or under /tmp when it is in the kept /tmp; else
+    // `absolute` unchanged.
+    QString sandboxPath(const QString &absolute) const;
 
     // The absolute path `path` names, after the checks above (made now, from the directory's
     // descriptor). It is the path as named (a final symlink is not replaced by its target).
@@ -176,6 +187,8 @@ private:
     QString m_root;   // canonical, without a trailing '/'
     QString m_given;  // as given, cleaned (the same directory through a symlink, perhaps)
     bool m_homeIsRoot = false;
+    QString m_view;  // empty: no view of the sandbox's own
+    QString m_tmp;   // relative to the root; with m_view
 };
 
 } // namespace replhost::core

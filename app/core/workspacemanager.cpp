@@ -180,6 +180,9 @@ Result<WorkspaceFiles> WorkspaceManager::files(const QString &name) const
     // code's HOME is the server user's, which "~" must not pretend to be.
     const auto settings = effectiveSettings(*ws);
     files.setHomeIsRoot(settings && settings->isolation == WorkspaceSettings::Isolation::Sandbox);
+    if (settings && !settings->viewPath.isEmpty())
+        files.setSandboxView(settings->viewPath,
+                             QLatin1String(WorkspaceSettings::kKeptTmpDirectory));
     return files;
 }
 

@@ -63,6 +63,7 @@ const QString kHistory = QStringLiteral("history");
 const QString kIsolation = QStringLiteral("isolation");
 const QString kNetwork = QStringLiteral("network");
 const QString kVolumes = QStringLiteral("volumes");
+const QString kViewPath = QStringLiteral("view_path");
 
 Error badSetting(const QString &message)
 {
@@ -194,6 +195,23 @@ Result<QList<WorkspaceSettings::Volume>> parseVolumes(const QJsonValue &json,
     return volumes;
 }
 
+Result<QString> parseViewPath(const QJsonValue &value)
+{
+    const QString path = value.toString();
+    if (!value.isString() || !QDir::isAbsolutePath(path) || path.split(QLatin1Char('/')).contains(QStringLiteral("..")))
+        return badSetting(QStringLiteral("settings field view_path must be an absolute path "
+                                         "without \"..\", such as \"/home/user\""));
+    const QString view = QDir::cleanPath(path);
+    for (const char *system : {"/", "/tmp", "/proc", "/dev", "/usr", "/etc", "/opt", "/bin",
+                               "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+        const QString place = QLatin1String(system);
+        if (view == place || (place != QLatin1String("/") && isSameOrInside(view, place)))
+            return badSetting(QStringLiteral("settings field view_path %1 is in the sandbox's "
+                                             "system directories or its /tmp").arg(view));
+    }
+    return view;
+}
+
 } // namespace
 
 Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
@@ -226,6 +244,11 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             if (!volumes)
                 return volumes.error();
             settings.volumes = std::move(*volumes);
+        } else if (it.key() == kViewPath) {
+            Result<QString> view = parseViewPath(value);
+            if (!view)
+                return view.error();
+            settings.viewPath = std::move(*view);
         } else if (it.key() == kNetwork) {
             if (!value.isBool())
                 return badSetting(QStringLiteral("settings field network must be true or false"));
@@ -233,13 +256,28 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
             settings.networkChosen = true;
         } else {
             return badSetting(QStringLiteral("unknown settings field %1; the settings are limits, "
-                                             "restore, history, isolation, network and volumes")
+                                             "restore, history, isolation, network, volumes and "
+                                             "view_path")
                                   .arg(it.key()));
         }
     }
     if (!settings.volumes.isEmpty() && settings.isolation != Isolation::Sandbox)
         return badSetting(QStringLiteral("settings field volumes needs isolation \"sandbox\": a "
                                          "workspace without one has no mounts of its own"));
+    if (!settings.viewPath.isEmpty() && settings.isolation != Isolation::Sandbox)
+        return badSetting(QStringLiteral("settings field view_path needs isolation \"sandbox\": "
+                                         "a workspace without one sees the host's file system"));
+    for (const Volume &volume : settings.volumes) {
+        if (settings.viewPath.isEmpty())
+            break;
+        // A kept /tmp is a link into the workspace: a volume there would have its mount point
+        // made inside the workspace, as would one over the view itself.
+        if (isSameOrInside(volume.mountPath, QStringLiteral("/tmp"))
+            || isSameOrInside(settings.viewPath, volume.mountPath))
+            return badSetting(QStringLiteral("settings field volumes[].mount_path %1 is /tmp or "
+                                             "holds the view_path %2: a sandbox with a view keeps "
+                                             "/tmp in its workspace").arg(volume.mountPath, settings.viewPath));
+    }
     if (!settings.networkChosen)
         settings.network = settings.isolation != Isolation::Sandbox;
     return settings;
@@ -247,12 +285,15 @@ Result<WorkspaceSettings> WorkspaceSettings::fromJson(const QJsonObject &json,
 
 QJsonObject WorkspaceSettings::toJson() const
 {
-    return {{kLimits, groupJson(kLimitFields, limits)},
-            {kRestore, groupJson(kRestoreFields, restore)},
-            {kHistory, groupJson(kHistoryFields, history)},
-            {kIsolation, isolationName(isolation)},
-            {kNetwork, network},
-            {kVolumes, volumesJson()}};
+    QJsonObject json{{kLimits, groupJson(kLimitFields, limits)},
+                     {kRestore, groupJson(kRestoreFields, restore)},
+                     {kHistory, groupJson(kHistoryFields, history)},
+                     {kIsolation, isolationName(isolation)},
+                     {kNetwork, network},
+                     {kVolumes, volumesJson()}};
+    if (!viewPath.isEmpty())
+        json.insert(kViewPath, viewPath);
+    return json;
 }
 
 QJsonArray WorkspaceSettings::volumesJson() const

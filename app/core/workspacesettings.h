@@ -20,7 +20,8 @@ namespace replhost::core {
 //    "history": {"max_executions": 100000, "max_bytes": 1073741824, "max_age": 0},
 //    "isolation": "none" | "sandbox", "network": true | false,   (network: false for a sandbox
 //                                                                  unless set)
-//    "volumes": [{"host_path": "/srv/logs", "mount_path": "/logs", "read_only": true}]}
+//    "volumes": [{"host_path": "/srv/logs", "mount_path": "/logs", "read_only": true}],
+//    "view_path": "/home/user"}                                   (only when set)
 //
 // A limit of 0 means "no limit". A workspace stores only the fields it sets (its overrides);
 // the others take the server-wide defaults (EngineConfig::workspaceDefaults), so an
@@ -79,6 +80,9 @@ struct WorkspaceSettings {
         bool operator==(const Volume &) const = default;
     };
 
+    // The directory inside the workspace that a sandbox with a view keeps as its /tmp.
+    static constexpr const char *kKeptTmpDirectory = ".tmp";
+
     Limits limits;
     Restore restore;
     History history;
@@ -94,6 +98,12 @@ struct WorkspaceSettings {
     // namespace with only a loopback of its own), on for "none", which cannot take it away.
     bool network = true;
     bool networkChosen = false;  // network was set explicitly, not derived from isolation
+    // Where a sandbox's code sees its workspace, as a container's code sees its home: HOME and
+    // the cwd are there, and /tmp is kept in the workspace (kKeptTmpDirectory) so that it
+    // outlives each process and the file routes reach it. Empty: the workspace is seen at its
+    // host path and /tmp is private to each process. Only for isolation "sandbox"; absolute,
+    // never "/", a system directory, /tmp, /proc or /dev, nor where a volume is mounted.
+    QString viewPath;
 
     // `defaults` with the fields of `json` applied over them (a JSON null keeps the default).
     // Every field is checked; unknown fields are refused, so a misspelt limit is not silently
@@ -122,7 +132,7 @@ struct WorkspaceSettings {
     {
         return limits == other.limits && restore == other.restore && history == other.history
                && isolation == other.isolation && network == other.network
-               && volumes == other.volumes;
+               && volumes == other.volumes && viewPath == other.viewPath;
     }
 };
 

@@ -54,7 +54,7 @@ ApiServer::ApiServer(core::Engine &engine, ApiServerConfig config, QObject *pare
       m_native(std::make_unique<NativeApi>(engine, m_config.sseKeepAliveMs, m_streams)),
       m_files(std::make_unique<FilesApi>(engine)),
       m_commands(std::make_unique<CommandsApi>(engine, m_config.sseKeepAliveMs, m_streams)),
-      m_e2b(std::make_unique<E2bApi>(engine, m_streams)),
+      m_e2b(std::make_unique<E2bApi>(engine, m_streams, m_config.e2bWorkspace)),
       m_httpMetrics(std::make_shared<HttpMetrics>())
 {
     if (m_config.e2bOnly) {

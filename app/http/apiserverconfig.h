@@ -26,6 +26,10 @@ struct ApiServerConfig {
     // debug mode, which send no credential. Host and Origin are still checked; listen() refuses
     // any address but loopback.
     bool e2bOnly = false;
+    // The workspace the E2B routes serve when a request names none (by path or
+    // X-Replhost-Workspace): `--e2b-workspace`, a sandbox seen at /home/user as E2B's is.
+    // Empty: the default workspace.
+    QString e2bWorkspace;
 };
 
 } // namespace replhost::http

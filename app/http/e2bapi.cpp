@@ -23,12 +23,12 @@ Q_LOGGING_CATEGORY(lcE2b, "replhost.http.e2b", QtInfoMsg)
 
 namespace {
 
-// E2B's Context object.
-QJsonObject contextJson(const core::ContextInfo &info)
+// E2B's Context object, its cwd where the code sees it (WorkspaceFiles::sandboxPath).
+QJsonObject contextJson(const core::ContextInfo &info, const Result<core::WorkspaceFiles> &files)
 {
     return {{QStringLiteral("id"), info.id},
             {QStringLiteral("language"), info.language},
-            {QStringLiteral("cwd"), info.cwd}};
+            {QStringLiteral("cwd"), files ? files->sandboxPath(info.cwd) : info.cwd}};
 }
 
 // What E2B's server answers where FastAPI returns None.
@@ -39,15 +39,21 @@ void sendNull(const std::shared_ptr<HttpExchange> &exchange)
 
 } // namespace
 
-E2bApi::E2bApi(core::Engine &engine, StreamLimiter &streams) : m_engine(engine), m_streams(streams)
+E2bApi::E2bApi(core::Engine &engine, StreamLimiter &streams, QString workspace)
+    : m_engine(engine), m_streams(streams), m_workspace(std::move(workspace))
 {
+}
+
+QString E2bApi::workspaceOf(const ExchangePtr &exchange) const
+{
+    return WorkspaceRoute::of(*exchange, m_workspace);
 }
 
 void E2bApi::registerRoutes(Router &router, const QString &prefix)
 {
     auto bind = [this](void (E2bApi::*handler)(const ExchangePtr &)) {
         return [this, handler](const ExchangePtr &exchange) {
-            makeDefaultContexts(WorkspaceRoute::of(*exchange));
+            makeDefaultContexts(workspaceOf(exchange));
             (this->*handler)(exchange);
         };
     };
@@ -80,6 +86,35 @@ void E2bApi::makeDefaultContexts(const QString &workspace)
         if (const Result<core::ContextInfo> created = m_engine.contexts().create(request); !created)
             qCInfo(lcE2b).noquote() << "no default" << language << "context:" << created.error().message;
     }
+}
+
+Result<void> E2bApi::prepareWorkspace(core::Engine &engine, const QString &name)
+{
+    if (!engine.sandbox().available())
+        return makeError(QStringLiteral("unavailable"),
+                         QStringLiteral("the E2B workspace \"%1\" is a sandbox, which this machine "
+                                        "cannot make: %2").arg(name, engine.sandbox().reason()));
+    if (engine.workspaces().get(name)) {
+        const Result<core::WorkspaceSettings> settings = engine.workspaces().settings(name);
+        if (!settings)
+            return settings.error();
+        if (settings->isolation != core::WorkspaceSettings::Isolation::Sandbox
+            || settings->viewPath != viewPath())
+            return makeError(QStringLiteral("conflict"),
+                             QStringLiteral("workspace \"%1\" exists with isolation \"%2\" and "
+                                            "view_path \"%3\", not a sandbox seen at %4; change "
+                                            "its settings or name another workspace")
+                                     .arg(name, core::WorkspaceSettings::isolationName(settings->isolation),
+                                          settings->viewPath, viewPath()));
+        return {};
+    }
+    const Result<storage::WorkspaceRecord> created = engine.workspaces().create(
+            name, QString(),
+            QJsonObject{{QStringLiteral("isolation"), QStringLiteral("sandbox")},
+                        {QStringLiteral("view_path"), viewPath()}});
+    if (!created)
+        return created.error();
+    return {};
 }
 
 Result<QString> E2bApi::engineLanguage(const QString &e2bLanguage)
@@ -129,7 +164,7 @@ void E2bApi::execute(const ExchangePtr &exchange)
     }
 
     core::RunRequest run;
-    run.workspace = WorkspaceRoute::of(*exchange);
+    run.workspace = workspaceOf(exchange);
     run.contextId = *contextId;
     if (run.contextId.isEmpty()) {
         const Result<QString> engineLanguage = E2bApi::engineLanguage(*language);
@@ -174,34 +209,35 @@ void E2bApi::createContext(const ExchangePtr &exchange)
         return;
     }
     core::CreateContextRequest request;
-    request.workspace = WorkspaceRoute::of(*exchange);
+    request.workspace = workspaceOf(exchange);
     request.language = *engineLanguage;
-    request.cwd = *cwd;  // empty: the workspace directory (E2B's default is /home/user)
+    request.cwd = *cwd;  // empty: the workspace directory (E2B's /home/user in a sandbox with a view)
     const Result<core::ContextInfo> created = m_engine.contexts().create(request);
     if (!created) {
         exchange->sendError(created.error());
         return;
     }
-    exchange->sendJson(200, contextJson(*created));
+    exchange->sendJson(200, contextJson(*created, m_engine.workspaces().files(request.workspace)));
 }
 
 void E2bApi::listContexts(const ExchangePtr &exchange)
 {
-    const Result<QList<core::ContextInfo>> contexts = m_engine.contexts().list(WorkspaceRoute::of(*exchange));
+    const Result<QList<core::ContextInfo>> contexts = m_engine.contexts().list(workspaceOf(exchange));
     if (!contexts) {
         exchange->sendError(contexts.error());
         return;
     }
+    const Result<core::WorkspaceFiles> files = m_engine.workspaces().files(workspaceOf(exchange));
     QJsonArray list;
     for (const core::ContextInfo &info : *contexts)
-        list.append(contextJson(info));
+        list.append(contextJson(info, files));
     exchange->sendJson(200, list);
 }
 
 void E2bApi::restartContext(const ExchangePtr &exchange)
 {
     const QString id = exchange->request().param(QStringLiteral("id"));
-    if (const Result<core::ContextInfo> restarted = m_engine.contexts().restart(WorkspaceRoute::of(*exchange), id); !restarted) {
+    if (const Result<core::ContextInfo> restarted = m_engine.contexts().restart(workspaceOf(exchange), id); !restarted) {
         sendError(exchange, restarted.error(), id);
         return;
     }
@@ -211,7 +247,7 @@ void E2bApi::restartContext(const ExchangePtr &exchange)
 void E2bApi::removeContext(const ExchangePtr &exchange)
 {
     const QString id = exchange->request().param(QStringLiteral("id"));
-    if (const Result<void> removed = m_engine.contexts().remove(WorkspaceRoute::of(*exchange), id); !removed) {
+    if (const Result<void> removed = m_engine.contexts().remove(workspaceOf(exchange), id); !removed) {
         sendError(exchange, removed.error(), id);
         return;
     }
@@ -220,7 +256,7 @@ void E2bApi::removeContext(const ExchangePtr &exchange)
 
 void E2bApi::readFile(const ExchangePtr &exchange)
 {
-    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(WorkspaceRoute::of(*exchange));
+    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(workspaceOf(exchange));
     if (!files) {
         exchange->sendError(files.error());
         return;
@@ -243,7 +279,7 @@ void E2bApi::readFile(const ExchangePtr &exchange)
 
 void E2bApi::writeFiles(const ExchangePtr &exchange)
 {
-    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(WorkspaceRoute::of(*exchange));
+    Result<core::WorkspaceFiles> files = m_engine.workspaces().files(workspaceOf(exchange));
     if (!files) {
         exchange->sendError(files.error());
         return;
@@ -283,7 +319,7 @@ void E2bApi::writeFiles(const ExchangePtr &exchange)
                 return result.error();
             written.append(QJsonObject{{QStringLiteral("name"), result->entry.name},
                                        {QStringLiteral("type"), QStringLiteral("file")},
-                                       {QStringLiteral("path"), files.root() + QLatin1Char('/') + result->entry.path}});
+                                       {QStringLiteral("path"), files.sandboxPath(files.root() + QLatin1Char('/') + result->entry.path)}});
         }
         return FileReply{200, written};
     }, [exchange](const Result<FileReply> &reply) {

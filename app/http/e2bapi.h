@@ -31,9 +31,12 @@ class StreamLimiter;
 //   POST   /files?path=              multipart "file" parts → [{name, type, path}] (envd's
 //                                    write: `path` names the file, or the directory of several)
 //
-// Contexts are those of the "default" workspace, so they are the same contexts the native API
-// and the workbench show; under <prefix>/workspaces/{ws} (a router places those by their path)
-// or with X-Replhost-Workspace, those of the named workspace (WorkspaceRoute). As E2B's server makes a Python and a JavaScript context when it starts,
+// Contexts are those of the "default" workspace (or the one the server was given for E2B,
+// ApiServerConfig::e2bWorkspace), so they are the same contexts the native API and the
+// workbench show; under <prefix>/workspaces/{ws} (a router places those by their path) or with
+// X-Replhost-Workspace, those of the named workspace (WorkspaceRoute). A sandbox with a view
+// (WorkspaceSettings::viewPath) is seen as E2B's: contexts' cwd and the paths of written files
+// are its own (/home/user/…), and file paths may be its own, /tmp and "~" included. As E2B's server makes a Python and a JavaScript context when it starts,
 // the first request to these routes makes each of the two that the workspace lacks (and whose
 // runtime is there), so a client's first listing has both; later ones are left as the client
 // leaves them. `language` picks that language's default context (created on first
@@ -52,11 +55,20 @@ public:
     // E2B SDKs in debug mode send no credential at all, only the URL they are given.
     static QString capabilityPrefix() { return QStringLiteral("/e2b"); }
 
-    E2bApi(core::Engine &engine, StreamLimiter &streams);
+    // `workspace`: the one a request that names none is for; empty: "default".
+    E2bApi(core::Engine &engine, StreamLimiter &streams, QString workspace = QString());
 
     // `prefix`: "" for the routes at the root (the E2B-only listener), or
     // capabilityPrefix() + "/{token}".
     void registerRoutes(Router &router, const QString &prefix);
+
+    // Where E2B's code sees its files: the home of its sandbox's user.
+    static QString viewPath() { return QStringLiteral("/home/user"); }
+    // Makes `name` the sandbox E2B's clients expect, for `--e2b-workspace`: a workspace with
+    // isolation "sandbox" whose code sees it at viewPath(), created when missing. Errors:
+    // "unavailable" when this machine cannot make sandboxes (the reason), "conflict" when the
+    // workspace exists with other isolation or view, "bad_request" for a bad name. Engine thread.
+    static Result<void> prepareWorkspace(core::Engine &engine, const QString &name);
 
     // The engine's language for an E2B language name: "" → "python", the rest unchanged (the
     // engine knows "js", "ts" and the other aliases, and says which languages exist).
@@ -79,8 +91,11 @@ private:
     // Answers an engine error, in E2B's words for an unknown context.
     static void sendError(const ExchangePtr &exchange, const Error &error, const QString &contextId);
 
+    QString workspaceOf(const ExchangePtr &exchange) const;
+
     core::Engine &m_engine;
     StreamLimiter &m_streams;
+    const QString m_workspace;
     FileWork m_work;
     QSet<QString> m_defaultContextsMade;  // workspaces whose first request made them
 };

@@ -36,9 +36,11 @@ const QString kFileNotFound = QStringLiteral("FILE_NOT_FOUND");
 constexpr int kMaxEntries = 10000;
 constexpr int kMaxDepth = 64;
 
+// Where the sandbox's code sees the file: the host path, or the sandbox's own with a view.
 QString absolutePath(const WorkspaceFiles &files, const QString &relative)
 {
-    return relative.isEmpty() ? files.root() : files.root() + QLatin1Char('/') + relative;
+    return files.sandboxPath(relative.isEmpty() ? files.root()
+                                                : files.root() + QLatin1Char('/') + relative);
 }
 
 QString isoTime(qint64 msecs)

@@ -17,6 +17,7 @@ namespace replhost::http {
 namespace {
 
 const QString kIsolationExtension = QStringLiteral("replhost.isolation");
+constexpr const char *kViewPath = "/workspace";
 
 Error unsupported(const QString &message)
 {
@@ -252,8 +253,11 @@ Result<QJsonObject> OpenSandboxSandboxSpec::workspaceSettings(const QJsonObject 
                                           "has no mounts of its own"));
 
     QJsonObject settings{{QStringLiteral("isolation"), isolated ? QStringLiteral("sandbox") : QStringLiteral("none")}};
-    if (isolated)
+    if (isolated) {
         settings.insert(QStringLiteral("network"), *allowed);
+        // A container's code sees its files at its own paths, not the host's.
+        settings.insert(QStringLiteral("view_path"), QLatin1String(kViewPath));
+    }
     if (!mounts->isEmpty())
         settings.insert(QStringLiteral("volumes"), *mounts);
     if (*memory > 0)

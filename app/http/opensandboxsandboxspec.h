@@ -23,7 +23,8 @@ namespace replhost::http {
 //                                    writable host path (refused with "unavailable" while this
 //                                    machine cannot make one, with the reason; extensions
 //                                    {"replhost.isolation": "none"} asks for a plain directory
-//                                    knowingly)
+//                                    knowingly); view_path "/workspace": the code sees its
+//                                    workspace there (HOME and cwd), and its /tmp is kept in it
 //   resourceLimits.memory            limits.memory_bytes (Kubernetes quantities: 512Mi, 2G, 1e9)
 //   resourceLimits.cpu               nothing to set: accepted only when it is at least the CPUs
 //                                    the server's workers may use (then it holds by itself);

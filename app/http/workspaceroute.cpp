@@ -19,12 +19,14 @@ QString WorkspaceRoute::ofHeader(const HttpRequest &request)
     return QString::fromUtf8(request.header(kHeader)).trimmed();
 }
 
-QString WorkspaceRoute::of(const HttpExchange &exchange)
+QString WorkspaceRoute::of(const HttpExchange &exchange, const QString &fallback)
 {
     const HttpRequest &request = exchange.request();
     QString ws = request.param(QStringLiteral("ws"));
     if (ws.isEmpty())
         ws = ofHeader(request);
+    if (ws.isEmpty())
+        ws = fallback;
     return ws.isEmpty() ? core::WorkspaceManager::defaultName() : ws;
 }
 

@@ -26,8 +26,8 @@ public:
     static constexpr QByteArrayView kHeader = "x-replhost-workspace";
 
     // The {ws} parameter of the matched route, else the X-Replhost-Workspace field, else
-    // "default".
-    static QString of(const HttpExchange &exchange);
+    // `fallback` ("default" when empty).
+    static QString of(const HttpExchange &exchange, const QString &fallback = QString());
     // The X-Replhost-Workspace field, empty when it is not sent.
     static QString ofHeader(const HttpRequest &request);
 

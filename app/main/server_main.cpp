@@ -97,6 +97,14 @@ int main(int argc, char *argv[])
     if (!token->warning.isEmpty())
         err << "replhost-server: warning: " << token->warning << '\n';
 
+    if (!options.server.e2bWorkspace.isEmpty()) {
+        if (const Result<void> prepared = http::E2bApi::prepareWorkspace(*engine, options.server.e2bWorkspace);
+            !prepared) {
+            err << "replhost-server: --e2b-workspace: " << prepared.error().message << '\n';
+            return 1;
+        }
+    }
+
     http::ApiServerConfig serverConfig = options.server;
     serverConfig.token = token->value;
     const quint16 remembered = options.portAuto ? app::RememberedPort::read(engine->dataDir()) : 0;

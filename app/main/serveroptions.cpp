@@ -163,6 +163,10 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
             QStringLiteral("Also serve the E2B code interpreter API at the root of "
                            "127.0.0.1:<port>, WITHOUT a token, for E2B SDKs in debug mode (0 "
                            "picks a free port). Any local process can then run code."));
+    const QCommandLineOption e2bWorkspace = option(
+            "e2b-workspace", "name", "",
+            QStringLiteral("The workspace the E2B routes serve (default: \"default\"): a sandbox "
+                           "whose code sees it at /home/user, as E2B's does, created if missing."));
     const QCommandLineOption tokenFile = option(
             "token-file", "path", "",
             QStringLiteral("Read the bearer token from this file (e.g. a mounted Kubernetes "
@@ -177,7 +181,7 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
     parser.addOptions({host, port, maxBody, allowOrigin, allowHost, idleTimeout, headTimeout,
                        maxConnections, maxConnectionsPerClient, maxOutput, maxStreams, keepAlive,
                        maxWorkers, workerIdle, warmPool, workspaceDefaults, bwrap, allowVolume,
-                       e2bPort});
+                       e2bPort, e2bWorkspace});
 
     ServerOptions options;
     options.helpText = common.helpText();
@@ -246,6 +250,10 @@ ServerOptions ServerOptions::parse(const QStringList &arguments)
         else
             options.warmPoolSizes.insert(language, count);
     }
+
+    options.server.e2bWorkspace = parser.value(e2bWorkspace);
+    if (parser.isSet(e2bWorkspace) && options.server.e2bWorkspace.isEmpty())
+        return fail(QStringLiteral("--e2b-workspace needs the name of a workspace"));
 
     options.tokenFile = parser.value(tokenFile);
     if (parser.isSet(tokenFile) && options.tokenFile.isEmpty())

@@ -77,8 +77,8 @@ bool isSystemPath(const QString &path)
 // anything inside or around a hidden path.
 class ReadOnlyMounts {
 public:
-    ReadOnlyMounts(QString root, QStringList hidden)
-        : m_root(std::move(root)), m_hidden(std::move(hidden))
+    ReadOnlyMounts(QString root, QString view, QStringList hidden)
+        : m_root(std::move(root)), m_view(std::move(view)), m_hidden(std::move(hidden))
     {
     }
 
@@ -118,6 +118,7 @@ private:
     bool acceptable(const QString &path) const
     {
         if (path == QLatin1String("/") || isSameOrInside(m_root, path)
+            || isSameOrInside(m_view, path) || isSameOrInside(path, m_view)
             || isSameOrInside(QDir::homePath(), path))
             return false;
         return std::none_of(m_hidden.cbegin(), m_hidden.cend(), [&](const QString &hidden) {
@@ -132,6 +133,7 @@ private:
     }
 
     QString m_root;
+    QString m_view;
     QStringList m_hidden;
     QStringList m_paths;
 };
@@ -173,6 +175,25 @@ void addSystemMounts(QStringList &args)
     }
 }
 
+// Where the view may not be: bwrap would make its mount point inside a read-only system
+// directory, or over what the sandbox needs of its own.
+bool isForbiddenView(const QString &view)
+{
+    if (view == QLatin1String("/") || isSystemPath(view))
+        return true;
+    for (const char *own : {"/tmp", "/proc", "/dev"})
+        if (isSameOrInside(view, QLatin1String(own)))
+            return true;
+    return false;
+}
+
+const QString kTmp = QStringLiteral("/tmp");
+
+QString viewOf(const SandboxPolicy &policy)
+{
+    return policy.view.isEmpty() ? policy.root : policy.view;
+}
+
 } // namespace
 
 Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox)
@@ -186,6 +207,25 @@ Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox)
     if (!root)
         return root.error();
     policy.root = *root;
+    if (sandbox.contains(QLatin1String("view"))) {
+        const Result<QString> view = absolutePathField(sandbox, QStringLiteral("view"));
+        if (!view)
+            return view.error();
+        if (isForbiddenView(*view))
+            return invalid(QStringLiteral("confinement.sandbox.view %1 is \"/\", a system "
+                                          "directory or inside /tmp, /proc or /dev").arg(*view));
+        policy.view = *view;
+    }
+    const QJsonValue tmp = sandbox.value(QLatin1String("tmp"));
+    if (!tmp.isUndefined()) {
+        const QString name = tmp.toString();
+        if (!tmp.isString() || name.isEmpty() || QDir::isAbsolutePath(name)
+            || name.split(QLatin1Char('/')).contains(QStringLiteral(".."))
+            || QDir::cleanPath(name) == QLatin1String("."))
+            return invalid(QStringLiteral("confinement.sandbox.tmp must be a directory inside "
+                                          "root, as a relative path without \"..\""));
+        policy.tmp = QDir::cleanPath(name);
+    }
     const QJsonValue network = sandbox.value(QLatin1String("network"));
     if (!network.isUndefined() && !network.isBool())
         return invalid(QStringLiteral("confinement.sandbox.network must be true or false"));
@@ -216,6 +256,29 @@ SandboxIdentity sandboxIdentity()
     if (uid == 0)
         return {kNobody, kNobody};
     return {uid, ::getegid()};
+}
+
+QString sandboxPathOf(const SandboxPolicy &policy, const QString &hostPath)
+{
+    const QString view = viewOf(policy);
+    if (view == policy.root || !isSameOrInside(hostPath, policy.root))
+        return hostPath;
+    return view + hostPath.mid(policy.root.size());
+}
+
+QString hostPathOf(const SandboxPolicy &policy, const QString &sandboxPath)
+{
+    const QString view = viewOf(policy);
+    if (isSameOrInside(sandboxPath, view))
+        return policy.root + sandboxPath.mid(view.size());
+    if (!policy.tmp.isEmpty() && isSameOrInside(sandboxPath, kTmp))
+        return policy.root + QLatin1Char('/') + policy.tmp + sandboxPath.mid(kTmp.size());
+    return sandboxPath;
+}
+
+bool hasOwnView(const SandboxPolicy &policy)
+{
+    return viewOf(policy) != policy.root || !policy.tmp.isEmpty();
 }
 
 Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList &command,
@@ -252,7 +315,8 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
                                                 "volume %1 would show %2").arg(volume.hostPath, hidden));
     }
 
-    ReadOnlyMounts mounts(policy.root, policy.hidden);
+    const QString view = viewOf(policy);
+    ReadOnlyMounts mounts(policy.root, view, policy.hidden);
     for (const QString &part : command)
         for (const QString &path : pathsInArgument(part)) {
             const QFileInfo info(path);
@@ -262,33 +326,50 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
                 mounts.addPath(path);
         }
 
+    QStringList readOnly = mounts.paths();
+    std::sort(readOnly.begin(), readOnly.end());  // a parent before what is inside it
+    if (!policy.tmp.isEmpty()) {
+        for (const QString &path : readOnly + policy.readOnly)
+            if (isSameOrInside(path, kTmp))
+                return makeError(QStringLiteral("unavailable"),
+                                 QStringLiteral("cannot start the worker in its sandbox: %1 is "
+                                                "under /tmp, which this sandbox keeps in its "
+                                                "workspace; install the runtime elsewhere")
+                                     .arg(path));
+        // Made by name: root is the server's, and mkdir never follows a link at its last step.
+        QDir().mkdir(policy.root + QLatin1Char('/') + policy.tmp);
+    }
+
     QStringList args;
     addSystemMounts(args);
     // The private file systems first: a workspace or a runtime under /tmp is mounted over them.
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
-         << QStringLiteral("/dev") << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
+         << QStringLiteral("/dev");
+    if (policy.tmp.isEmpty())
+        args << QStringLiteral("--tmpfs") << kTmp;
+    else
+        args << QStringLiteral("--symlink") << view + QLatin1Char('/') + policy.tmp << kTmp;
     if (policy.network) {
         // Name resolution: /etc is there, but resolv.conf is often a link into /run.
         const QString resolv = QFileInfo(QStringLiteral("/etc/resolv.conf")).canonicalFilePath();
         if (!resolv.isEmpty() && !isSystemPath(resolv))
             args << QStringLiteral("--ro-bind") << resolv << resolv;
     }
-    QStringList readOnly = mounts.paths();
-    std::sort(readOnly.begin(), readOnly.end());  // a parent before what is inside it
     for (const QString &path : readOnly)
         args << QStringLiteral("--ro-bind") << path << path;
-    args << QStringLiteral("--bind") << policy.root << policy.root;
+    args << QStringLiteral("--bind") << policy.root << view;
     // After root, so that an explicit read-only path inside the workspace stays read-only.
     for (const QString &path : policy.readOnly)
-        args << QStringLiteral("--ro-bind") << path << path;
+        args << QStringLiteral("--ro-bind") << path << sandboxPathOf(policy, path);
     for (const SandboxPolicy::Volume &volume : policy.volumes)
         args << (volume.readOnly ? QStringLiteral("--ro-bind") : QStringLiteral("--bind"))
              << volume.hostPath << volume.mountPath;
 
     const QString cwd = QDir::cleanPath(workingDirectory);
     args << QStringLiteral("--chdir")
-         << (!workingDirectory.isEmpty() && isSameOrInside(cwd, policy.root) ? cwd
-                                                                             : policy.root);
+         << (!workingDirectory.isEmpty() && isSameOrInside(cwd, policy.root)
+                     ? sandboxPathOf(policy, cwd)
+                     : view);
     // A user namespace of its own, also (above all) for a server run as root: without one,
     // bwrap keeps root's capabilities, and a remount makes the system writable again. Inside,
     // the sandbox is an ordinary user with no capabilities and cannot make user namespaces of
@@ -315,7 +396,7 @@ Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList 
 
 QList<std::pair<QString, std::optional<QString>>> sandboxEnvironment(const SandboxPolicy &policy)
 {
-    return {{QStringLiteral("HOME"), policy.root},
+    return {{QStringLiteral("HOME"), viewOf(policy)},
             {QStringLiteral("TMPDIR"), QStringLiteral("/tmp")},
             {QStringLiteral("XDG_RUNTIME_DIR"), std::nullopt}};
 }

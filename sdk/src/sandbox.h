@@ -31,15 +31,33 @@ struct SandboxPolicy {
         bool readOnly = true;
     };
     QList<Volume> volumes;
+    // Where root is seen inside the sandbox (its HOME and, by default, its cwd); empty: at
+    // root's own path. Never "/", a system directory or /tmp (parseSandboxPolicy checks).
+    QString view;
+    // A directory inside root, relative to it ("" for none): when set, /tmp inside the sandbox
+    // is a symbolic link to it (view/tmp), so what code writes to /tmp is kept in the workspace;
+    // else /tmp is a private tmpfs that goes with the sandbox.
+    QString tmp;
 };
 
 // Reads a `confinement.sandbox` object. Errors ("bad_request") name the bad field:
 // bwrap or root missing, not a string or not absolute, network not a boolean, read_only or
 // hidden not an array of absolute paths, volumes not an array of {host_path, mount_path,
-// read_only} with absolute paths.
+// read_only} with absolute paths, view not an absolute path or "/", a system directory or
+// inside /tmp, tmp not a plain relative path inside root (no "..").
 Result<SandboxPolicy> parseSandboxPolicy(const QJsonObject &sandbox);
 
-// What the sandbox changes in the environment its program inherits, in order: HOME is the root,
+// Where the host path `hostPath` is seen inside the sandbox: under root, the same place under
+// view; any other path unchanged (the system is at its own path). Clean absolute paths only.
+QString sandboxPathOf(const SandboxPolicy &policy, const QString &hostPath);
+// The host path of the sandbox path `sandboxPath`: under view, the same place under root; /tmp
+// and what is in it, when tmp is kept, the same place under root/tmp; any other path unchanged.
+QString hostPathOf(const SandboxPolicy &policy, const QString &sandboxPath);
+// Whether the sandbox sees its files elsewhere than on the host (view differs from root, or
+// /tmp is kept in root): only then do paths crossing the boundary need sandboxPathOf/hostPathOf.
+bool hasOwnView(const SandboxPolicy &policy);
+
+// What the sandbox changes in the environment its program inherits, in order: HOME is the view,
 // TMPDIR /tmp, and the host's XDG_RUNTIME_DIR is gone (no value: unset). bwrapCommand gives these
 // to bwrap; WorkerProcess::workerEnvironment shows them.
 QList<std::pair<QString, std::optional<QString>>> sandboxEnvironment(const SandboxPolicy &policy);
@@ -70,8 +88,12 @@ SandboxIdentity sandboxIdentity();
 //   existing absolute path in `command` (drivers, jars, `-Dx=/path` values, class path entries);
 //   policy.readOnly. Never "/", the home directory, a parent of root or of a policy.hidden path
 //   (an installation prefix that holds one is narrowed to the executable itself).
-// - writable: root only. Private /tmp (tmpfs), /proc (of the new PID namespace) and /dev.
-// - the working directory if it lies inside root, else root; HOME is root, TMPDIR /tmp.
+// - writable: root only, seen at view. /tmp a private tmpfs, or with policy.tmp a symbolic
+//   link to view/tmp (made in root when nothing is there; a read-only path under
+//   /tmp is then refused, since its mount point would be made inside the workspace, where the
+//   sandbox's code could have put a link in its way). /proc (of the new PID namespace), /dev.
+// - the working directory if it lies inside root (seen at its place under view), else view;
+//   HOME is view, TMPDIR /tmp.
 // - a user namespace (sandboxIdentity(); no capabilities, no further user namespaces); new PID,
 //   IPC, UTS and (where the kernel has them) cgroup namespaces, and a network namespace with
 //   only its own loopback unless policy.network; killed when bwrap's monitor dies
@@ -81,8 +103,8 @@ SandboxIdentity sandboxIdentity();
 //   launcher's --seccomp-fd writes it there); -1: none.
 //
 // Reads the file system (lstat, readlink, realpath) to lay out the mounts. Fails
-// ("unavailable") when bwrap is not an executable file, root is not a directory, or a readOnly
-// path does not exist. Thread-safe.
+// ("unavailable") when bwrap is not an executable file, root is not a directory, a readOnly
+// path does not exist, or a read-only path lies under a kept /tmp. Thread-safe.
 Result<QStringList> bwrapCommand(const SandboxPolicy &policy, const QStringList &command,
                                  const QString &workingDirectory, int seccompFd = -1);
 

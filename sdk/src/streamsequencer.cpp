@@ -3,6 +3,8 @@
 // that orders it with the events, so that no output of a run arrives after its done.
 #include "workerprocess_p.h"
 
+#include <QDir>
+
 #include <cerrno>
 #include <utility>
 
@@ -320,6 +322,12 @@ bool WorkerProcess::Private::release(Event event, bool synced,
     } else {
         event.fields.insert(QStringLiteral("streams_synced"), synced);
         event.fields.insert(QStringLiteral("state_lost"), false);
+    }
+    if (view) {
+        const QJsonValue cwd = event.fields.value(QLatin1String("cwd"));
+        if (cwd.isString() && QDir::isAbsolutePath(cwd.toString()))
+            event.fields.insert(QStringLiteral("cwd"),
+                                hostPathOf(*view, QDir::cleanPath(cwd.toString())));
     }
     if (!emitOwedStarted())
         return false;

@@ -7,6 +7,7 @@
 #include "spawn.h"
 #include "workerguard.h"
 
+#include <QDir>
 #include <QRandomGenerator>
 
 #include <cerrno>
@@ -233,6 +234,8 @@ void WorkerProcess::Private::start()
         return;
     }
     confinement = std::move(*parsed);
+    if (std::optional<SandboxPolicy> policy = confinement.sandboxPolicy(); policy && hasOwnView(*policy))
+        view = std::move(policy);
     // Under a confinement the launcher is spawned and becomes the worker (same pid) once it
     // has applied the limits; a launcher failure is an exit before hello, with its message.
     auto argv = confinement.command(spec.program, spec.arguments, options.workingDirectory);
@@ -381,7 +384,13 @@ void WorkerProcess::execute(const ExecuteRequest &request)
         return;
     }
     d->exec = Private::Execution{request.id, request.executionCount};
-    d->requests.send(executeFrameBody(request));
+    if (d->view && !request.cwd.isEmpty()) {
+        ExecuteRequest inside = request;
+        inside.cwd = sandboxPathOf(*d->view, QDir::cleanPath(request.cwd));
+        d->requests.send(executeFrameBody(inside));
+    } else {
+        d->requests.send(executeFrameBody(request));
+    }
     if (d->implicitStarted) {
         // The driver sends no `started` (protocol §4): the run counts as started from here, for
         // its output and for interrupts, and its event goes out from the event loop, since no

@@ -200,6 +200,10 @@ public:
     const WorkerSpec spec;
     const SessionOptions options;
     Confinement confinement;  // from options.settings, parsed at start()
+    // A sandbox that sees its workspace elsewhere (sandbox.h, hasOwnView): the cwd of a request
+    // goes in as the sandbox's path and the cwd of a `done` comes out as the host's, so the host
+    // keeps host paths and the code sees its own.
+    std::optional<SandboxPolicy> view;
     LimitMonitor limits;      // the worker's cgroup counters, opened once it is spawned
     QString limitName;        // End::LimitReached: the limit's key and value
     qint64 limitValue = 0;

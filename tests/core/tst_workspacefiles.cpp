@@ -36,6 +36,12 @@ private slots:
     void aNameTooLongIsBadRequest_data();
     void aNameTooLongIsBadRequest();
     void rootNamedThroughASymlinkIsInside();
+    void aSandboxViewNamesTheWorkspaceAndItsTmp_data();
+    void aSandboxViewNamesTheWorkspaceAndItsTmp();
+    void aSandboxViewRefusesWhatLeaves_data();
+    void aSandboxViewRefusesWhatLeaves();
+    void aSandboxViewShowsHostPathsAsTheSandboxSeesThem();
+    void withoutAViewSandboxPathsAreTheHosts();
 
     void listIsSortedWithTypes();
     void listOfAFileOrNothingFails();
@@ -193,6 +199,105 @@ void tst_WorkspaceFiles::refusesPathsThatLeave()
     QVERIFY(!QFileInfo::exists(outside(QStringLiteral("new.txt"))));
     QVERIFY(!QFileInfo::exists(outside(QStringLiteral("created.txt"))));
     QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+}
+
+void tst_WorkspaceFiles::aSandboxViewNamesTheWorkspaceAndItsTmp_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("expected");  // relative to the root
+    QTest::newRow("the view path") << "/home/user" << "";
+    QTest::newRow("a file under it") << "/home/user/a.txt" << "a.txt";
+    QTest::newRow("nested, with dot segments") << "/home/user/./dir//b.txt" << "dir/b.txt";
+    QTest::newRow("home") << "~" << "";
+    QTest::newRow("under home") << "~/dir/b.txt" << "dir/b.txt";
+    QTest::newRow("/tmp") << "/tmp" << ".tmp";
+    QTest::newRow("under /tmp") << "/tmp/x/y.txt" << ".tmp/x/y.txt";
+    QTest::newRow("relative, as always") << "dir/b.txt" << "dir/b.txt";
+    QTest::newRow("the host path, still") << "ROOT/a.txt" << "a.txt";
+}
+
+void tst_WorkspaceFiles::aSandboxViewNamesTheWorkspaceAndItsTmp()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, expected);
+    path.replace(QStringLiteral("ROOT"), m_root);
+    WorkspaceFiles files(m_root);
+    files.setSandboxView(QStringLiteral("/home/user"), QStringLiteral(".tmp"));
+    const auto resolved = files.resolve(path);
+    QVERIFY2(resolved.ok(), qPrintable(resolved.ok() ? QString() : resolved.error().message));
+    QCOMPARE(*resolved, expected.isEmpty() ? m_root : inRoot(expected));
+
+    // Written through the sandbox's path, the file is in the workspace on the host.
+    if (expected.endsWith(QLatin1String(".txt"))) {
+        QVERIFY(files.write(path, "through the view").ok());
+        QCOMPARE(readFile(inRoot(expected)), QByteArray("through the view"));
+        QCOMPARE(*files.read(path), QByteArray("through the view"));
+    }
+}
+
+void tst_WorkspaceFiles::aSandboxViewRefusesWhatLeaves_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("tmpLink");  // what .tmp is made, "" for a directory
+    QTest::newRow("a system file") << "/etc/passwd" << "";
+    QTest::newRow("the host's root") << "/" << "";
+    QTest::newRow("beside the view") << "/home/other/x" << "";
+    QTest::newRow("a prefix of the view") << "/home/username/x" << "";
+    QTest::newRow("climbing out of the view") << "/home/user/../../etc/passwd" << "";
+    QTest::newRow("climbing out of /tmp") << "/tmp/../etc/passwd" << "";
+    QTest::newRow("climbing out of home") << "~/../x" << "";
+    QTest::newRow("a prefix of /tmp") << "/tmpfoo/x" << "";
+    QTest::newRow("another home") << "/root/secret.txt" << "";
+    QTest::newRow("a link under the view that leaves") << "/home/user/link-out/secret.txt" << "";
+    QTest::newRow("an absolute link under the view") << "/home/user/absolute-in/b.txt" << "";
+    QTest::newRow("/tmp made an absolute link outside") << "/tmp/secret.txt" << "OUTSIDE";
+    QTest::newRow("/tmp made a climbing link") << "/tmp/secret.txt" << "../outside";
+    QTest::newRow("/tmp made a link to /etc") << "/tmp/passwd" << "/etc";
+    QTest::newRow("the marker through the view") << "/home/user/.replhost-workspace" << "";
+}
+
+void tst_WorkspaceFiles::aSandboxViewRefusesWhatLeaves()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, tmpLink);
+    path.replace(QStringLiteral("OUTSIDE"), m_outside);
+    tmpLink.replace(QStringLiteral("OUTSIDE"), m_outside);
+    if (tmpLink.isEmpty())
+        QVERIFY(QDir().mkpath(inRoot(QStringLiteral(".tmp"))));
+    else
+        QVERIFY(QFile::link(tmpLink, inRoot(QStringLiteral(".tmp"))));
+    WorkspaceFiles files(m_root);
+    files.setSandboxView(QStringLiteral("/home/user"), QStringLiteral(".tmp"));
+    const auto resolved = files.resolve(path);
+    QVERIFY2(!resolved.ok(), qPrintable(resolved.ok() ? *resolved : QString()));
+    QCOMPARE(resolved.error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.read(path).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.write(path, "pwned").error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.remove(path, true).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.move(QStringLiteral("a.txt"), path, true).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(readFile(outside(QStringLiteral("secret.txt"))), QByteArray("secret"));
+    QVERIFY(QFileInfo::exists(inRoot(QStringLiteral("a.txt"))));
+}
+
+void tst_WorkspaceFiles::aSandboxViewShowsHostPathsAsTheSandboxSeesThem()
+{
+    WorkspaceFiles files(m_root);
+    files.setSandboxView(QStringLiteral("/home/user"), QStringLiteral(".tmp"));
+    QCOMPARE(files.sandboxPath(m_root), QStringLiteral("/home/user"));
+    QCOMPARE(files.sandboxPath(inRoot(QStringLiteral("dir/b.txt"))), QStringLiteral("/home/user/dir/b.txt"));
+    QCOMPARE(files.sandboxPath(inRoot(QStringLiteral(".tmp"))), QStringLiteral("/tmp"));
+    QCOMPARE(files.sandboxPath(inRoot(QStringLiteral(".tmp/x"))), QStringLiteral("/tmp/x"));
+    QCOMPARE(files.sandboxPath(inRoot(QStringLiteral(".tmpx"))), QStringLiteral("/home/user/.tmpx"));
+    QCOMPARE(files.sandboxPath(QStringLiteral("/usr/bin")), QStringLiteral("/usr/bin"));
+}
+
+void tst_WorkspaceFiles::withoutAViewSandboxPathsAreTheHosts()
+{
+    WorkspaceFiles files(m_root);
+    files.setHomeIsRoot(true);
+    QCOMPARE(files.sandboxPath(inRoot(QStringLiteral("dir"))), inRoot(QStringLiteral("dir")));
+    QCOMPARE(files.resolve(QStringLiteral("/tmp/x")).error().code, QStringLiteral("forbidden"));
+    QCOMPARE(files.resolve(QStringLiteral("/home/user/a.txt")).error().code, QStringLiteral("forbidden"));
 }
 
 void tst_WorkspaceFiles::nulIsBadRequest()

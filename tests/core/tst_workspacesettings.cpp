@@ -179,6 +179,34 @@ private slots:
                                            << "isolation must be \"none\" or \"sandbox\"";
         QTest::newRow("network not a boolean") << R"({"network": "no"})"
                                                << "network must be true or false";
+        QTest::newRow("view without a sandbox") << R"({"view_path": "/home/user"})"
+                                                << "view_path needs isolation \"sandbox\"";
+        QTest::newRow("relative view") << R"({"isolation": "sandbox", "view_path": "home"})"
+                                       << "view_path must be an absolute path";
+        QTest::newRow("view climbing") << R"({"isolation": "sandbox", "view_path": "/home/../usr"})"
+                                       << "view_path must be an absolute path";
+        QTest::newRow("view at the root") << R"({"isolation": "sandbox", "view_path": "/"})"
+                                          << "view_path / is in the sandbox's system";
+        QTest::newRow("view in the system") << R"({"isolation": "sandbox", "view_path": "/usr/local/w"})"
+                                            << "view_path /usr/local/w is in the sandbox's system";
+        QTest::newRow("view in /tmp") << R"({"isolation": "sandbox", "view_path": "/tmp/w"})"
+                                      << "view_path /tmp/w is in the sandbox's system";
+        QTest::newRow("view not a string") << R"({"isolation": "sandbox", "view_path": 3})"
+                                           << "view_path must be an absolute path";
+    }
+
+    void aViewPathIsKeptOnlyWhenSet()
+    {
+        const auto viewed = WorkspaceSettings::fromJson(
+                parse(R"({"isolation": "sandbox", "view_path": "/home/user/"})"), WorkspaceSettings());
+        QVERIFY2(viewed, qPrintable(viewed ? QString() : viewed.error().message));
+        QCOMPARE(viewed->viewPath, QStringLiteral("/home/user"));
+        QCOMPARE(viewed->toJson().value(QLatin1String("view_path")).toString(), QStringLiteral("/home/user"));
+        QVERIFY(!(*viewed == WorkspaceSettings()));
+        const auto plain = WorkspaceSettings::fromJson(parse(R"({"isolation": "sandbox"})"), WorkspaceSettings());
+        QVERIFY(plain);
+        QVERIFY(plain->viewPath.isEmpty());
+        QVERIFY(!plain->toJson().contains(QLatin1String("view_path")));
     }
 
     void badSettingsAreRefusedNamingTheField()

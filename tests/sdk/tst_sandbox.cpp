@@ -55,7 +55,7 @@ class SandboxTest : public QObject {
 
     sdk::SandboxPolicy policy(bool network = false) const
     {
-        return {m_bwrap, m_root, network, {}, {}, {}};
+        return {m_bwrap, m_root, network, {}, {}, {}, {}, {}};
     }
 
     // What a confinement runs inside bwrap.
@@ -145,6 +145,18 @@ private slots:
         QTest::newRow("hidden entry not a string")
             << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"hidden", QJsonArray{1}}}
             << "sandbox.hidden";
+        QTest::newRow("relative view")
+            << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"view", "home/user"}} << "sandbox.view";
+        QTest::newRow("view in the system")
+            << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"view", "/usr/share/w"}} << "sandbox.view";
+        QTest::newRow("view in /tmp")
+            << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"view", "/tmp/w"}} << "sandbox.view";
+        QTest::newRow("view at /")
+            << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"view", "/"}} << "sandbox.view";
+        QTest::newRow("absolute tmp")
+            << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"tmp", "/tmp"}} << "sandbox.tmp";
+        QTest::newRow("climbing tmp")
+            << QJsonObject{{"bwrap", bwrap}, {"root", root}, {"tmp", "../x"}} << "sandbox.tmp";
     }
 
     void badPolicyNamesTheField()
@@ -225,6 +237,84 @@ private slots:
         const QStringList command = build(policy(), QStringLiteral("/usr/bin/bash"), {}, path);
         QCOMPARE(valuesOf(command, QStringLiteral("--chdir")),
                  QStringList{kept ? path : m_root});
+    }
+
+    sdk::SandboxPolicy viewed() const
+    {
+        sdk::SandboxPolicy p = policy();
+        p.view = QStringLiteral("/home/user");
+        p.tmp = QStringLiteral(".tmp");
+        return p;
+    }
+
+    // The workspace is bound at the view, HOME and the cwd are there, and /tmp is a link into
+    // the workspace rather than a tmpfs.
+    void aViewBindsTheWorkspaceThereAndKeepsTmpInIt()
+    {
+        const QString sub = m_root + QStringLiteral("/sub");
+        const auto bwrap = sdk::bwrapCommand(viewed(), {QStringLiteral("/usr/bin/bash")}, sub);
+        QVERIFY2(bwrap, qPrintable(bwrap ? QString() : bwrap.error().message));
+        const QStringList command = *bwrap + QStringList{QStringLiteral("--")};
+        const qsizetype bind = command.indexOf(QStringLiteral("--bind"));
+        QVERIFY(bind > 0);
+        QCOMPARE(command.mid(bind + 1, 2), (QStringList{m_root, QStringLiteral("/home/user")}));
+        const qsizetype link = command.indexOf(QStringLiteral("/tmp"));
+        QCOMPARE(command.mid(link - 2, 3),
+                 (QStringList{QStringLiteral("--symlink"), QStringLiteral("/home/user/.tmp"),
+                              QStringLiteral("/tmp")}));
+        QVERIFY(valuesOf(command, QStringLiteral("--tmpfs")).isEmpty());
+        QCOMPARE(valuesOf(command, QStringLiteral("--chdir")), QStringList{QStringLiteral("/home/user/sub")});
+        const qsizetype home = command.indexOf(QStringLiteral("HOME"));
+        QCOMPARE(command.mid(home - 1, 3),
+                 (QStringList{QStringLiteral("--setenv"), QStringLiteral("HOME"), QStringLiteral("/home/user")}));
+        QVERIFY(QFileInfo(m_root + QStringLiteral("/.tmp")).isDir());
+        const auto outside = sdk::bwrapCommand(viewed(), {QStringLiteral("/usr/bin/bash")}, QStringLiteral("/var"));
+        QVERIFY(outside);
+        QCOMPARE(valuesOf(*outside + QStringList{QStringLiteral("--")}, QStringLiteral("--chdir")),
+                 QStringList{QStringLiteral("/home/user")});
+    }
+
+    void pathsCrossTheViewBothWays_data()
+    {
+        QTest::addColumn<QString>("host");
+        QTest::addColumn<QString>("inside");
+        QTest::newRow("root") << "ROOT" << "/home/user";
+        QTest::newRow("inside") << "ROOT/a/b" << "/home/user/a/b";
+        QTest::newRow("the system") << "/usr/bin" << "/usr/bin";
+        QTest::newRow("a sibling with the root as prefix") << "ROOT2/x" << "ROOT2/x";
+    }
+
+    void pathsCrossTheViewBothWays()
+    {
+        QFETCH(QString, host);
+        QFETCH(QString, inside);
+        host.replace(QStringLiteral("ROOT"), m_root);
+        inside.replace(QStringLiteral("ROOT"), m_root);
+        QCOMPARE(sdk::sandboxPathOf(viewed(), host), inside);
+        if (inside.startsWith(QLatin1String("/home/user")))
+            QCOMPARE(sdk::hostPathOf(viewed(), inside), host);
+        // Without a view nothing moves.
+        QCOMPARE(sdk::sandboxPathOf(policy(), host), host);
+        QVERIFY(!sdk::hasOwnView(policy()));
+        QVERIFY(sdk::hasOwnView(viewed()));
+    }
+
+    void theKeptTmpIsFoundOnTheHost()
+    {
+        QCOMPARE(sdk::hostPathOf(viewed(), QStringLiteral("/tmp")), m_root + QStringLiteral("/.tmp"));
+        QCOMPARE(sdk::hostPathOf(viewed(), QStringLiteral("/tmp/x")), m_root + QStringLiteral("/.tmp/x"));
+        QCOMPARE(sdk::hostPathOf(viewed(), QStringLiteral("/tmpx")), QStringLiteral("/tmpx"));
+        QCOMPARE(sdk::hostPathOf(policy(), QStringLiteral("/tmp/x")), QStringLiteral("/tmp/x"));
+    }
+
+    void aReadOnlyPathUnderAKeptTmpIsRefused()
+    {
+        sdk::SandboxPolicy p = viewed();
+        p.readOnly = {QStringLiteral("/tmp")};
+        const auto command = sdk::bwrapCommand(p, {QStringLiteral("/usr/bin/bash")}, m_root);
+        QVERIFY(!command);
+        QCOMPARE(command.error().code, QStringLiteral("unavailable"));
+        QVERIFY2(command.error().message.contains(QLatin1String("under /tmp")), qPrintable(command.error().message));
     }
 
     void installationPrefixOfTheProgramIsMounted()
@@ -388,6 +478,31 @@ private slots:
         QFile written(m_root + "/out.txt");
         QVERIFY(written.open(QIODevice::ReadOnly));
         QCOMPARE(written.readAll(), QByteArray("written\n"));
+    }
+
+    // Under a view the command sees the workspace at /home/user, as HOME and cwd, and what it
+    // writes to /tmp is in the workspace's .tmp on the host.
+    void aViewIsWhatTheCommandSees()
+    {
+        REPLHOST_REQUIRE_SANDBOX_OR_SKIP(replhost::testing::sandboxUnavailableReason());
+        sdk::SandboxPolicy p = viewed();
+        p.bwrap = QStandardPaths::findExecutable(QStringLiteral("bwrap"));
+        const QStringList inner{QStringLiteral("/usr/bin/bash"), QStringLiteral("-c"),
+                                QStringLiteral("echo \"cwd=$(pwd -P) home=$HOME\"; "
+                                               "echo kept > /tmp/kept.txt; ls /home/user")};
+        const auto bwrap = sdk::bwrapCommand(p, inner, m_root);
+        QVERIFY2(bwrap, qPrintable(bwrap ? QString() : bwrap.error().message));
+        QProcess process;
+        process.setProgram(bwrap->first());
+        process.setArguments(bwrap->mid(1) + QStringList{QStringLiteral("--")} + inner);
+        process.start();
+        QVERIFY(process.waitForFinished(30000));
+        const QString out = QString::fromUtf8(process.readAllStandardOutput());
+        QVERIFY2(process.exitCode() == 0, qPrintable(process.readAllStandardError()));
+        QVERIFY2(out.startsWith(QLatin1String("cwd=/home/user home=/home/user\n")), qPrintable(out));
+        QFile kept(m_root + "/.tmp/kept.txt");
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), QByteArray("kept\n"));
     }
 };
 

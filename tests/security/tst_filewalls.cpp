@@ -76,6 +76,12 @@ private slots:
 
     void aSymlinkSwappedDuringRequestsNeverLeadsOut_data();
     void aSymlinkSwappedDuringRequestsNeverLeadsOut();
+    void viewPathsReachTheWorkspaceAndItsTmp_data();
+    void viewPathsReachTheWorkspaceAndItsTmp();
+    void viewPathsThatLeaveAreRefused_data();
+    void viewPathsThatLeaveAreRefused();
+    void aKeptTmpSwappedForALinkNeverLeadsOut_data();
+    void aKeptTmpSwappedForALinkNeverLeadsOut();
     void specialFilesAreRefusedWhileOthersAreAnswered_data();
     void specialFilesAreRefusedWhileOthersAreAnswered();
     void aHugeFileToAClientThatDoesNotReadStallsNoOne();
@@ -91,35 +97,46 @@ private:
     {
         return client().request(request.method, request.path, request.body, request.headers);
     }
-    // The read and the write of `path` through one route family.
-    Request readOf(const QString &family, const QString &path) const;
-    Request writeOf(const QString &family, const QString &path, const QByteArray &content) const;
+    // The read and the write of `path` through one route family, in workspace `ws`.
+    Request readOf(const QString &family, const QString &path,
+                   const QString &ws = QStringLiteral("default")) const;
+    Request writeOf(const QString &family, const QString &path, const QByteArray &content,
+                    const QString &ws = QStringLiteral("default")) const;
+    QString inView(const QString &relative) const { return QDir(m_viewRoot).filePath(relative); }
+    // Makes `directory` swap places with links that lead out while `path` (its "x") is
+    // downloaded and uploaded through `family` in workspace `ws`, and checks that nothing
+    // outside was reached.
+    void raceAgainstSwaps(const QString &family, const QString &ws, const QString &directory,
+                          const QString &path);
     QString e2b() const { return QStringLiteral("/e2b/") + QString::fromLatin1(m_server.token()); }
 
     ServerProcess m_server;
     QString m_root;     // the default workspace's directory
+    QString m_viewRoot; // the directory of "viewed", a sandbox seen at /home/user
     QString m_outside;  // a directory outside every workspace, with a canary in it
 };
 
-Request tst_FileWalls::readOf(const QString &family, const QString &path) const
+Request tst_FileWalls::readOf(const QString &family, const QString &path, const QString &ws) const
 {
     if (family == QLatin1String("native"))
-        return {"GET", QStringLiteral("/v1/files/content?path=") + q(path), {}, {}};
+        return {"GET", QStringLiteral("/v1/workspaces/%1/files/content?path=").arg(ws) + q(path), {}, {}};
     if (family == QLatin1String("opensandbox"))
-        return {"GET", QStringLiteral("/opensandbox/execd/default/files/download?path=") + q(path), {}, {}};
-    return {"GET", e2b() + QStringLiteral("/files?path=") + q(path), {}, {}};
+        return {"GET", QStringLiteral("/opensandbox/execd/%1/files/download?path=").arg(ws) + q(path), {}, {}};
+    return {"GET", e2b() + QStringLiteral("/workspaces/%1/files?path=").arg(ws) + q(path), {}, {}};
 }
 
-Request tst_FileWalls::writeOf(const QString &family, const QString &path, const QByteArray &content) const
+Request tst_FileWalls::writeOf(const QString &family, const QString &path, const QByteArray &content,
+                               const QString &ws) const
 {
     if (family == QLatin1String("native"))
-        return {"PUT", QStringLiteral("/v1/files/content?parents=false&path=") + q(path), content,
-                {{"Content-Type", "application/octet-stream"}}};
+        return {"PUT", QStringLiteral("/v1/workspaces/%1/files/content?parents=false&path=").arg(ws) + q(path),
+                content, {{"Content-Type", "application/octet-stream"}}};
     if (family == QLatin1String("opensandbox"))
-        return multipart("POST", QStringLiteral("/opensandbox/execd/default/files/upload"),
+        return multipart("POST", QStringLiteral("/opensandbox/execd/%1/files/upload").arg(ws),
                          {{"metadata", {}, QJsonDocument(QJsonObject{{QStringLiteral("path"), path}}).toJson()},
                           {"file", "x", content}});
-    return multipart("POST", e2b() + QStringLiteral("/files?path=") + q(path), {{"file", "x", content}});
+    return multipart("POST", e2b() + QStringLiteral("/workspaces/%1/files?path=").arg(ws) + q(path),
+                     {{"file", "x", content}});
 }
 
 void tst_FileWalls::initTestCase()
@@ -130,6 +147,15 @@ void tst_FileWalls::initTestCase()
     m_root = workspace.object().value(QStringLiteral("directory")).toString();
     QVERIFY(QFileInfo(m_root).isDir());
     m_outside = QFileInfo(m_server.dataDir()).absolutePath() + QStringLiteral("/outside");
+    // Its files are served whether or not this machine can run its code.
+    const auto viewed = client().post(
+            QStringLiteral("/v1/workspaces"),
+            {{QStringLiteral("name"), QStringLiteral("viewed")},
+             {QStringLiteral("settings"), QJsonObject{{QStringLiteral("isolation"), QStringLiteral("sandbox")},
+                                                      {QStringLiteral("view_path"), QStringLiteral("/home/user")}}}});
+    QCOMPARE(viewed.status, 201);
+    m_viewRoot = viewed.object().value(QStringLiteral("directory")).toString();
+    QVERIFY(QFileInfo(m_viewRoot).isDir());
 }
 
 void tst_FileWalls::init()
@@ -161,27 +187,39 @@ void tst_FileWalls::aSymlinkSwappedDuringRequestsNeverLeadsOut_data()
 void tst_FileWalls::aSymlinkSwappedDuringRequestsNeverLeadsOut()
 {
     QFETCH(QString, family);
-    // "d" is, in turn, a directory of the workspace, a symlink to "/" and a symlink to a
-    // directory outside holding its own "x": each swap one atomic rename (RENAME_EXCHANGE), so
-    // "d" always exists and the server meets every state at every step of a request.
-    QVERIFY(QDir().mkpath(onDisk(QStringLiteral("d"))));
+    raceAgainstSwaps(family, QStringLiteral("default"), onDisk(QStringLiteral("d")), QStringLiteral("d/x"));
+}
+
+void tst_FileWalls::raceAgainstSwaps(const QString &family, const QString &ws, const QString &directory,
+                                     const QString &path)
+{
+    // `directory` is, in turn, a directory of the workspace, a symlink to "/" and a symlink to
+    // a directory outside holding its own "x": each swap one atomic rename (RENAME_EXCHANGE), so
+    // it always exists and the server meets every state at every step of a request.
+    QDir(directory).removeRecursively();
+    QFile::remove(directory);
+    QVERIFY(QDir().mkpath(directory));
     {
-        QFile inside(onDisk(QStringLiteral("d/x")));
+        QFile inside(directory + QStringLiteral("/x"));
         QVERIFY(inside.open(QIODevice::WriteOnly));
         inside.write("inside");
     }
-    QVERIFY(QFile::link(QStringLiteral("/"), onDisk(QStringLiteral("d-root"))));
-    QVERIFY(QFile::link(m_outside, onDisk(QStringLiteral("d-out"))));
+    const QString linkToRoot = directory + QStringLiteral("-root");
+    const QString linkOut = directory + QStringLiteral("-out");
+    QFile::remove(linkToRoot);
+    QFile::remove(linkOut);
+    QVERIFY(QFile::link(QStringLiteral("/"), linkToRoot));
+    QVERIFY(QFile::link(m_outside, linkOut));
     const bool rootHadX = QFileInfo::exists(QStringLiteral("/x"));
-    const QByteArray d = QFile::encodeName(onDisk(QStringLiteral("d")));
-    const QByteArray toRoot = QFile::encodeName(onDisk(QStringLiteral("d-root")));
-    const QByteArray toOutside = QFile::encodeName(onDisk(QStringLiteral("d-out")));
+    const QByteArray d = QFile::encodeName(directory);
+    const QByteArray toRoot = QFile::encodeName(linkToRoot);
+    const QByteArray toOutside = QFile::encodeName(linkOut);
     std::atomic<bool> stop{false};
     std::atomic<int> swaps{0};
     std::thread swapper([&] {
         // Each state lasts until the swapper runs again (a yield between swaps, not between
-        // pairs of them), so that "d" is a link about half the time even on a loaded machine,
-        // where a state held only between two back-to-back swaps is almost never met.
+        // pairs of them), so that the directory is a link about half the time even on a loaded
+        // machine, where a state held only between two back-to-back swaps is almost never met.
         while (!stop) {
             for (const QByteArray &other : {toRoot, toOutside}) {
                 for (int i = 0; i < 2; ++i) {
@@ -197,7 +235,7 @@ void tst_FileWalls::aSymlinkSwappedDuringRequestsNeverLeadsOut()
     int downloaded = 0, uploaded = 0, refused = 0;
     QByteArray crossed;
     for (int round = 0; round < kRounds && crossed.isEmpty(); ++round) {
-        const auto read = send(readOf(family, QStringLiteral("d/x")));
+        const auto read = send(readOf(family, path, ws));
         if (read.status == 200) {
             ++downloaded;
             if (!read.body.startsWith("inside") && !read.body.startsWith("uploaded"))
@@ -207,7 +245,7 @@ void tst_FileWalls::aSymlinkSwappedDuringRequestsNeverLeadsOut()
         } else {
             crossed = "download answered " + QByteArray::number(read.status) + ' ' + read.body;
         }
-        const auto write = send(writeOf(family, QStringLiteral("d/x"), "uploaded " + QByteArray::number(round)));
+        const auto write = send(writeOf(family, path, "uploaded " + QByteArray::number(round), ws));
         if (write.status == 200 || write.status == 201)
             ++uploaded;
         else if (write.status == 403 || write.status == 404)
@@ -229,6 +267,90 @@ void tst_FileWalls::aSymlinkSwappedDuringRequestsNeverLeadsOut()
     QVERIFY(swaps > 0);
     QVERIFY2(downloaded > 0 && uploaded > 0 && refused > 0,
              qPrintable(QStringLiteral("%1 downloads, %2 uploads, %3 refused").arg(downloaded).arg(uploaded).arg(refused)));
+}
+
+void tst_FileWalls::viewPathsReachTheWorkspaceAndItsTmp_data()
+{
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("onDisk");  // relative to the workspace directory
+    for (const char *family : {"native", "opensandbox", "e2b"}) {
+        QTest::addRow("%s /tmp", family) << family << "/tmp/t.txt" << ".tmp/t.txt";
+        QTest::addRow("%s ~", family) << family << "~/h.txt" << "h.txt";
+        QTest::addRow("%s view path", family) << family << "/home/user/v.txt" << "v.txt";
+    }
+}
+
+// The sandbox's own absolute paths and "~" are its workspace and its kept /tmp, through every
+// route family, both ways.
+void tst_FileWalls::viewPathsReachTheWorkspaceAndItsTmp()
+{
+    QFETCH(QString, family);
+    QFETCH(QString, path);
+    QFETCH(QString, onDisk);
+    QVERIFY(QDir().mkpath(inView(QStringLiteral(".tmp"))));
+    const QByteArray content = "through " + family.toUtf8() + ' ' + path.toUtf8();
+    const auto written = send(writeOf(family, path, content, QStringLiteral("viewed")));
+    QVERIFY2(written.status == 200 || written.status == 201, written.body.constData());
+    QFile file(inView(onDisk));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), content);
+    const auto read = send(readOf(family, path, QStringLiteral("viewed")));
+    QCOMPARE(read.status, 200);
+    QCOMPARE(read.body, content);
+    QVERIFY(QFile::remove(inView(onDisk)));
+}
+
+void tst_FileWalls::viewPathsThatLeaveAreRefused_data()
+{
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<QString>("path");
+    const char *paths[] = {"/etc/passwd", "/home/user/../../etc/passwd", "/tmp/../etc/passwd",
+                           "~/../outside/x", "/home/other/x", "/home/userx/x", "/root/x", "/var/x",
+                           "/home/user/link-out/x", "/home/user/absolute-link/x",
+                           "/tmp/climbing/x", "/home/user/.replhost-workspace"};
+    for (const char *family : {"native", "opensandbox", "e2b"})
+        for (const char *path : paths)
+            QTest::addRow("%s %s", family, path) << family << path;
+}
+
+// Every absolute path that is not the sandbox's own is outside, whatever links the code made:
+// reads and writes are refused, and nothing outside is read or changed.
+void tst_FileWalls::viewPathsThatLeaveAreRefused()
+{
+    QFETCH(QString, family);
+    QFETCH(QString, path);
+    QVERIFY(QDir().mkpath(inView(QStringLiteral(".tmp"))));
+    QFile::remove(inView(QStringLiteral("link-out")));
+    QFile::remove(inView(QStringLiteral("absolute-link")));
+    QFile::remove(inView(QStringLiteral(".tmp/climbing")));
+    QVERIFY(QFile::link(m_outside, inView(QStringLiteral("link-out"))));
+    QVERIFY(QFile::link(m_viewRoot, inView(QStringLiteral("absolute-link"))));
+    QVERIFY(QFile::link(QStringLiteral("../../outside"), inView(QStringLiteral(".tmp/climbing"))));
+    const auto read = send(readOf(family, path, QStringLiteral("viewed")));
+    QVERIFY2(read.status == 403 || read.status == 404 || read.status == 400,
+             qPrintable(QStringLiteral("%1: %2").arg(read.status).arg(QString::fromUtf8(read.body))));
+    QVERIFY(!read.body.contains("outside canary"));
+    QVERIFY(!read.body.contains("root:"));
+    const auto write = send(writeOf(family, path, "pwned", QStringLiteral("viewed")));
+    QVERIFY2(write.status == 403 || write.status == 404 || write.status == 400,
+             qPrintable(QStringLiteral("%1: %2").arg(write.status).arg(QString::fromUtf8(write.body))));
+    QFile canary(m_outside + QStringLiteral("/x"));
+    QVERIFY(canary.open(QIODevice::ReadOnly));
+    QCOMPARE(canary.readAll(), QByteArray("outside canary"));
+}
+
+void tst_FileWalls::aKeptTmpSwappedForALinkNeverLeadsOut_data()
+{
+    aSymlinkSwappedDuringRequestsNeverLeadsOut_data();
+}
+
+// The code of a sandbox can make its .tmp a link (to "/", to a directory outside) while
+// requests for /tmp/x run.
+void tst_FileWalls::aKeptTmpSwappedForALinkNeverLeadsOut()
+{
+    QFETCH(QString, family);
+    raceAgainstSwaps(family, QStringLiteral("viewed"), inView(QStringLiteral(".tmp")), QStringLiteral("/tmp/x"));
 }
 
 void tst_FileWalls::specialFilesAreRefusedWhileOthersAreAnswered_data()

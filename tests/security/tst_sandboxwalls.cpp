@@ -157,6 +157,14 @@ class SandboxWallsTest : public QObject {
                          {{QStringLiteral("isolation"), QStringLiteral("sandbox")}});
     }
 
+    // A sandbox seen at /home/user, as E2B's is.
+    QString viewed()
+    {
+        return workspace(QStringLiteral("viewed"),
+                         {{QStringLiteral("isolation"), QStringLiteral("sandbox")},
+                          {QStringLiteral("view_path"), QStringLiteral("/home/user")}});
+    }
+
     // The standard output of `python` or `shell` (by surface) run to success in workspace
     // `ws`; a null string and a warning when it did not succeed.
     QString run(const QString &surface, const QString &ws, const QString &python,
@@ -570,6 +578,82 @@ private slots:
         const QFileInfo written(dir + QLatin1Char('/') + made);
         QVERIFY(written.exists());
         QCOMPARE(written.ownerId(), ::geteuid());
+    }
+
+    void aViewIsTheCodesCwdAndHome_data() { addSurfaceRows(); }
+
+    // In a sandbox with a view, code starts in the view path, which is its HOME too; the host's
+    // path of the workspace is nowhere to be seen.
+    void aViewIsTheCodesCwdAndHome()
+    {
+        QFETCH(QString, surface);
+        const QString dir = viewed();
+        QVERIFY(!dir.isEmpty());
+        const QString python = QStringLiteral("import os\nprint(os.getcwd())\nprint(os.environ['HOME'])\n"
+                                              "print(os.path.exists(%1))").arg(pythonString(dir));
+        const QString shell = QStringLiteral("pwd; echo \"$HOME\"; "
+                                             "if [ -e %1 ]; then echo True; else echo False; fi")
+                                  .arg(shellWord(dir));
+        QCOMPARE(words(surface, QStringLiteral("viewed"), python, shell),
+                 (QStringList{QStringLiteral("/home/user"), QStringLiteral("/home/user"),
+                              QStringLiteral("False")}));
+    }
+
+    void tmpOfAViewIsKeptInTheWorkspace_data() { addSurfaceRows(); }
+
+    // What code writes to /tmp outlives the process that wrote it: it is in the workspace's
+    // .tmp on the host, where the file routes read it as /tmp/….
+    void tmpOfAViewIsKeptInTheWorkspace()
+    {
+        QFETCH(QString, surface);
+        const QString dir = viewed();
+        QVERIFY(!dir.isEmpty());
+        const QString name = QStringLiteral("kept-") + QUuid::createUuid().toString(QUuid::Id128);
+        const QString python = QStringLiteral("open('/tmp/' + %1, 'w').write('kept')\nprint('done')")
+                                   .arg(pythonString(name));
+        const QString shell = QStringLiteral("printf kept > /tmp/%1 && echo done").arg(shellWord(name));
+        QCOMPARE(words(surface, QStringLiteral("viewed"), python, shell),
+                 QStringList{QStringLiteral("done")});
+        QFile onHost(dir + QStringLiteral("/.tmp/") + name);
+        QVERIFY(onHost.open(QIODevice::ReadOnly));
+        QCOMPARE(onHost.readAll(), QByteArray("kept"));
+        const auto read = client().get(QStringLiteral("/v1/workspaces/viewed/files/content?path=/tmp/") + name);
+        QCOMPARE(read.status, 200);
+        QCOMPARE(read.body, QByteArray("kept"));
+        // And a later process reads it back.
+        const QString readBack = QStringLiteral("print(open('/tmp/' + %1).read())").arg(pythonString(name));
+        QCOMPARE(words(surface, QStringLiteral("viewed"), readBack,
+                       QStringLiteral("cat /tmp/%1; echo").arg(shellWord(name))),
+                 QStringList{QStringLiteral("kept")});
+    }
+
+    // The engine keeps host paths, the code sees the view's: a cwd the code moves to is the
+    // host's in the execution document and is the view's again for the code.
+    void aContextsCwdCrossesTheView()
+    {
+        const QString dir = viewed();
+        QVERIFY(!dir.isEmpty());
+        const QString prefix = QStringLiteral("/v1/workspaces/viewed");
+        const QString context = client().createContext(QStringLiteral("python"), prefix);
+        QVERIFY(!context.isEmpty());
+        const QJsonObject moved = client().runAndWait(
+                context, QStringLiteral("import os\nos.makedirs('sub', exist_ok=True)\nos.chdir('sub')\n"
+                                        "print(os.getcwd())"), {}, prefix);
+        QCOMPARE(moved.value(QLatin1String("stdout")).toString(), QStringLiteral("/home/user/sub\n"));
+        QCOMPARE(moved.value(QLatin1String("cwd")).toString(), dir + QStringLiteral("/sub"));
+        const QJsonObject info = client().get(prefix + QStringLiteral("/contexts/") + context).object();
+        QCOMPARE(info.value(QLatin1String("cwd")).toString(), dir + QStringLiteral("/sub"));
+
+        // A context created in a view path starts there.
+        const auto created = client().post(prefix + QStringLiteral("/contexts"),
+                                           {{QStringLiteral("language"), QStringLiteral("bash")},
+                                            {QStringLiteral("cwd"), QStringLiteral("/home/user/sub")}});
+        QCOMPARE(created.status, 201);
+        const QString bash = created.object().value(QLatin1String("id")).toString();
+        QCOMPARE(created.object().value(QLatin1String("cwd")).toString(), dir + QStringLiteral("/sub"));
+        QCOMPARE(client().runAndWait(bash, QStringLiteral("pwd"), {}, prefix)
+                         .value(QLatin1String("stdout")).toString(),
+                 QStringLiteral("/home/user/sub\n"));
     }
 
     // A pooled worker is started unconfined, as the default workspace's workers are: a

@@ -6,9 +6,14 @@
 // missing or node is older than the SDK supports.
 
 #include "nodepackage.h"
+#include "sandboxrequirement.h"
 #include "serverprocess.h"
 
+#include "apiclient.h"
+
 #include <QDeadlineTimer>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QFileInfo>
 #include <QMap>
 #include <QRegularExpression>
@@ -21,10 +26,12 @@ private slots:
     void initTestCase();
     void sdkThroughCapabilityPath();
     void sdkThroughE2bListener();
+    void sdkInASandboxedE2bWorkspace();
 
 private:
     // Runs the SDK's test script pointed at `sandboxUrl`, the way a user points it.
-    void runSdkTests(const QString &sandboxUrl);
+    void runSdkTests(const QString &sandboxUrl,
+                     const QString &script = QStringLiteral("e2b_sdk.test.mjs"));
 
     NodePackage m_package{QStringLiteral(REPLHOST_E2B_SDK_SOURCE_DIR),
                           QStringLiteral(REPLHOST_E2B_SDK_INSTALL_DIR)};
@@ -35,18 +42,19 @@ void tst_E2bSdk::initTestCase()
     // The SDK declares "engines": {"node": ">=20.18.1 <21 || >=22"}.
     if (const QString reason = NodePackage::unavailableReason(20); !reason.isEmpty())
         QSKIP(qPrintable(reason));
-    const QString failure = m_package.install({QStringLiteral("e2b_sdk.test.mjs")},
+    const QString failure = m_package.install({QStringLiteral("e2b_sdk.test.mjs"),
+                                               QStringLiteral("e2b_sandbox.test.mjs")},
                                               QStringLiteral("node_modules/@e2b/code-interpreter/package.json"));
     QVERIFY2(failure.isEmpty(), qPrintable(failure));
 }
 
-void tst_E2bSdk::runSdkTests(const QString &sandboxUrl)
+void tst_E2bSdk::runSdkTests(const QString &sandboxUrl, const QString &script)
 {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("E2B_DEBUG"), QStringLiteral("true"));
     env.insert(QStringLiteral("E2B_SANDBOX_URL"), sandboxUrl);
     env.remove(QStringLiteral("E2B_API_KEY"));
-    const NodePackage::Run run = m_package.runTests(QStringLiteral("e2b_sdk.test.mjs"), env, 240000);
+    const NodePackage::Run run = m_package.runTests(script, env, 240000);
     qInfo().noquote() << QString::fromUtf8(run.output);
     QVERIFY2(run.finished, "the SDK tests did not finish within 4 minutes");
     QVERIFY2(run.passed(), "E2B SDK tests failed (output above)");
@@ -90,6 +98,24 @@ void tst_E2bSdk::sdkThroughE2bListener()
     }
     QVERIFY2(!url.isEmpty(), server.output().constData());
     runSdkTests(url);
+    QCOMPARE(server.stop(), 0);
+}
+
+void tst_E2bSdk::sdkInASandboxedE2bWorkspace()
+{
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(replhost::testing::sandboxUnavailableReason());
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--e2b-workspace"), QStringLiteral("e2b")}, serverEnvironment()),
+             qPrintable(server.error()));
+    const ApiClient api(server.port(), server.token());
+    const QJsonObject settings = api.get(QStringLiteral("/v1/workspaces/e2b")).object()
+                                         .value(QStringLiteral("settings")).toObject();
+    QCOMPARE(settings.value(QStringLiteral("isolation")).toString(), QStringLiteral("sandbox"));
+    QCOMPARE(settings.value(QStringLiteral("view_path")).toString(), QStringLiteral("/home/user"));
+    runSdkTests(QStringLiteral("http://127.0.0.1:%1/e2b/%2").arg(server.port()).arg(QString::fromLatin1(server.token())),
+                QStringLiteral("e2b_sandbox.test.mjs"));
+    // The default workspace is left as it was: the E2B routes served the sandbox.
+    QCOMPARE(api.get(QStringLiteral("/v1/contexts")).array().size(), 0);
     QCOMPARE(server.stop(), 0);
 }
 

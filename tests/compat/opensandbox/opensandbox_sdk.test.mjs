@@ -202,8 +202,39 @@ test('files: write, read, list, info, search, move, replace, delete', async () =
 
 test('files outside the workspace are refused', async () => {
   await rejectsWithStatus(sandbox.files.getFileInfo(['/etc/passwd']), 403)
-  await assert.rejects(sandbox.files.writeFiles([{ path: '/tmp/replhost-outside.txt', data: 'x' }]),
+  await assert.rejects(sandbox.files.writeFiles([{ path: '/var/replhost-outside.txt', data: 'x' }]),
     (error) => error.statusCode === 403)
+})
+
+// A replhost sandbox is seen as a container is: its code works in /workspace, which is its
+// HOME, and its /tmp is its own and kept, so what either side writes there the other reads.
+const sandboxed = !process.env.REPLHOST_OSB_ISOLATION
+test('/tmp and ~ are the sandbox\'s, for the files API and for its code', { skip: !sandboxed && 'no sandbox on this machine' }, async () => {
+  await sandbox.files.writeFiles([
+    { path: '/tmp/osb-files.txt', data: 'tmp through files' },
+    { path: '~/osb-files.txt', data: 'home through files' },
+  ])
+  assert.equal(await sandbox.files.readFile('/tmp/osb-files.txt'), 'tmp through files')
+  assert.equal(await sandbox.files.readFile('~/osb-files.txt'), 'home through files')
+  assert.equal(await sandbox.files.readFile('/workspace/osb-files.txt'), 'home through files')
+
+  const seen = await sandbox.commands.run('cat /tmp/osb-files.txt; echo; cat ~/osb-files.txt; echo; pwd; echo "$HOME"')
+  assert.deepEqual(seen.logs.stdout.map((m) => m.text),
+    ['tmp through files', 'home through files', '/workspace', '/workspace'])
+
+  const { data: context } = await execd.POST('/code/context', { body: { language: 'python' } })
+  const run = await runCode({
+    code: "import os\nopen('/tmp/osb-code.txt', 'w').write('tmp from code')\n"
+      + "open(os.path.expanduser('~/osb-code.txt'), 'w').write('home from code')\nprint(os.getcwd())",
+    context: { id: context.id, language: 'python' },
+  })
+  assert.equal(run.filter((e) => e.type === 'stdout').map((e) => e.text).join(''), '/workspace\n')
+  assert.equal(await sandbox.files.readFile('/tmp/osb-code.txt'), 'tmp from code')
+  assert.equal(await sandbox.files.readFile('~/osb-code.txt'), 'home from code')
+  const listing = await sandbox.files.listDirectory({ path: '/tmp' })
+  assert.ok(listing.some((f) => f.path === '/tmp/osb-code.txt'), JSON.stringify(listing.map((f) => f.path)))
+  await sandbox.files.deleteFiles(['/tmp/osb-files.txt', '/tmp/osb-code.txt', '~/osb-files.txt', '~/osb-code.txt'])
+  await execd.DELETE('/code/contexts/{context_id}', { params: { path: { context_id: context.id } } })
 })
 
 test('getMetrics reports sane machine figures', async () => {

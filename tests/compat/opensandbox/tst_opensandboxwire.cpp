@@ -642,10 +642,10 @@ void tst_OpenSandboxWire::tildeIsTheSandboxsHomeOnTheFileRoutes()
     QVERIFY(types(events(written)).contains(QStringLiteral("execution_complete")));
     const auto byTilde = osb("GET", execd(QStringLiteral("/files/download?path=~/home.txt")));
     QCOMPARE(byTilde.status, 200);
-    const QString workspace = client().get(QStringLiteral("/v1/workspaces/") + m_sandbox).object()
-                                      .value(QStringLiteral("directory")).toString();
-    QCOMPARE(byTilde.body, (workspace + QLatin1Char('\n')).toUtf8());
+    // A container's code sees its workspace at /workspace, not at the host's path.
+    QCOMPARE(byTilde.body, QByteArray("/workspace\n"));
     QCOMPARE(osb("GET", execd(QStringLiteral("/files/download?path=home.txt"))).body, byTilde.body);
+    QCOMPARE(osb("GET", execd(QStringLiteral("/files/download?path=/workspace/home.txt"))).body, byTilde.body);
     QCOMPARE(osb("GET", execd(QStringLiteral("/files/info?path=~"))).status, 200);
     QCOMPARE(osb("GET", execd(QStringLiteral("/files/download?path=~/../x"))).status, 403);
     // Outside a sandbox the code's HOME is the server user's: "~" is only a name there.
