@@ -83,7 +83,7 @@ QHash<QString, Mount> cgroupMounts()
             mounts.insert(QStringLiteral("2"), mount);
         } else if (right[0] == "cgroup") {
             for (const QByteArray &option : right[2].split(','))
-                if (option == "memory" || option == "pids")
+                if (option == "memory" || option == "pids" || option == "cpu")
                     mounts.insert(QString::fromLatin1(option), mount);
         }
     }
@@ -102,7 +102,7 @@ QHash<QString, QString> ownCgroups()
         if (fields[0] == "0" && fields[1].isEmpty())
             own.insert(QStringLiteral("2"), path);
         for (const QByteArray &controller : fields[1].split(','))
-            if (controller == "memory" || controller == "pids")
+            if (controller == "memory" || controller == "pids" || controller == "cpu")
                 own.insert(QString::fromLatin1(controller), path);
     }
     return own;
@@ -133,7 +133,7 @@ CgroupManager::CgroupManager(const QString &name) : m_name(name)
 CgroupManager::~CgroupManager()
 {
     QStringList directories;
-    for (const Controller *c : {&m_memory, &m_pids})
+    for (const Controller *c : {&m_memory, &m_pids, &m_cpu})
         if (c->version != Version::None && !directories.contains(c->directory))
             directories.append(c->directory);
     for (const QString &directory : directories) {
@@ -169,7 +169,7 @@ void CgroupManager::probe()
     const QHash<QString, QString> own = ownCgroups();
     const QString noCgroups = QStringLiteral("no cgroup file system with this controller is "
                                              "mounted");
-    m_memory.reason = m_pids.reason = noCgroups;
+    m_memory.reason = m_pids.reason = m_cpu.reason = noCgroups;
 
     // cgroup v2 first: a controller is there if the parent of our cgroup offers it.
     if (mounts.contains(QStringLiteral("2")) && own.contains(QStringLiteral("2"))) {
@@ -192,14 +192,27 @@ void CgroupManager::probe()
             if (failure.isEmpty())
                 wanted += (wanted.isEmpty() ? "+" : " +") + QByteArray(controller);
         }
+        // The cpu controller can be refused where memory and pids are not (the kernel will not
+        // enable it while a real-time process is in the subtree): without it only the CPU rate
+        // is unavailable.
+        if (offered.contains("cpu")) {
+            const QString refused = enabled.contains("cpu")
+                                            ? QString()
+                                            : writeFile(base + QStringLiteral("/cgroup.subtree_control"), "+cpu");
+            if (refused.isEmpty())
+                wanted += wanted.isEmpty() ? "+cpu" : " +cpu";
+            else
+                m_cpu.reason = refused;
+        }
         if (!wanted.isEmpty() && failure.isEmpty()) {
             sweepStale(base);
             failure = makeDirectory(directory);
             if (failure.isEmpty())
                 failure = writeFile(directory + QStringLiteral("/cgroup.subtree_control"), wanted);
         }
-        for (auto [controller, target] : {std::pair{"memory", &m_memory}, {"pids", &m_pids}}) {
-            if (!wanted.contains(controller))
+        for (auto [controller, target] :
+             {std::pair{"memory", &m_memory}, {"pids", &m_pids}, {"cpu", &m_cpu}}) {
+            if (!wanted.contains(QByteArray("+") + controller))
                 continue;
             if (failure.isEmpty())
                 *target = {Version::V2, directory, {}};
@@ -211,7 +224,8 @@ void CgroupManager::probe()
     }
 
     // cgroup v1 for what v2 does not hold: one hierarchy per controller.
-    for (auto [controller, target] : {std::pair{"memory", &m_memory}, {"pids", &m_pids}}) {
+    for (auto [controller, target] :
+         {std::pair{"memory", &m_memory}, {"pids", &m_pids}, {"cpu", &m_cpu}}) {
         const QString key = QLatin1String(controller);
         if (target->version != Version::None || !mounts.contains(key) || !own.contains(key))
             continue;
@@ -232,7 +246,8 @@ void CgroupManager::probe()
     }
     qCDebug(lcCgroups) << "memory:" << versionName(m_memory.version) << m_memory.directory
                        << m_memory.reason << "pids:" << versionName(m_pids.version)
-                       << m_pids.directory << m_pids.reason;
+                       << m_pids.directory << m_pids.reason << "cpu:" << versionName(m_cpu.version)
+                       << m_cpu.directory << m_cpu.reason;
 }
 
 void CgroupManager::sweepStale(const QString &parent) const
@@ -251,12 +266,14 @@ void CgroupManager::sweepStale(const QString &parent) const
     }
 }
 
-Result<CgroupManager::Placement> CgroupManager::create(qint64 memoryBytes, qint64 processes)
+Result<CgroupManager::Placement> CgroupManager::create(qint64 memoryBytes, qint64 processes,
+                                                      qint64 cpuMillicores)
 {
     const bool memory = memoryBytes > 0 && m_memory.version != Version::None;
     const bool pids = processes > 0 && m_pids.version != Version::None;
+    const bool cpu = cpuMillicores > 0 && m_cpu.version != Version::None;
     Placement placement;
-    if (!memory && !pids)
+    if (!memory && !pids && !cpu)
         return placement;
     const QString worker = QStringLiteral("/worker-%1").arg(++m_made);
     // Directory → the limit files to write in it, in order.
@@ -279,6 +296,16 @@ Result<CgroupManager::Placement> CgroupManager::create(qint64 memoryBytes, qint6
     }
     if (pids)
         directoryFor(m_pids).append({QStringLiteral("pids.max"), QByteArray::number(processes)});
+    if (cpu) {
+        // A thousandth of a CPU is 100 µs of each 100 ms period.
+        const QByteArray quota = QByteArray::number(cpuMillicores * 100);
+        if (m_cpu.version == Version::V2) {
+            directoryFor(m_cpu).append({QStringLiteral("cpu.max"), quota + " 100000"});
+        } else {
+            directoryFor(m_cpu).append({QStringLiteral("cpu.cfs_period_us"), "100000"});
+            directoryFor(m_cpu).append({QStringLiteral("cpu.cfs_quota_us"), quota});
+        }
+    }
 
     QStringList made;
     for (const auto &[directory, files] : plan) {
@@ -308,6 +335,7 @@ Result<CgroupManager::Placement> CgroupManager::create(qint64 memoryBytes, qint6
     placement.cgroup = std::make_unique<WorkerCgroup>(made);
     placement.memoryPlaced = memory;
     placement.processesPlaced = pids;
+    placement.cpuPlaced = cpu;
     return placement;
 }
 

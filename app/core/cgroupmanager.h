@@ -11,8 +11,8 @@
 
 namespace replhost::core {
 
-// Makes one cgroup per worker, under a directory of this server's own, so that a worker's memory
-// and process limits are held by the kernel for everything the worker starts — the only way a
+// Makes one cgroup per worker, under a directory of this server's own, so that a worker's memory,
+// process and CPU rate limits are held by the kernel for everything the worker starts — the only way a
 // fork bomb is stopped when the server runs as root, since RLIMIT_NPROC does not apply to root.
 //
 // Where the server's directory goes, per controller:
@@ -55,18 +55,21 @@ public:
 
     const Controller &memory() const { return m_memory; }
     const Controller &pids() const { return m_pids; }
+    const Controller &cpu() const { return m_cpu; }
     static QString versionName(Version version);
 
-    // A worker's cgroups, with the limits set (memory.max / memory.limit_in_bytes, pids.max).
-    // A limit of 0 is not placed in a cgroup; neither placed: nullptr. `memoryPlaced` and
-    // `processesPlaced` say which limits the cgroups now hold. Errors ("unavailable") when a
-    // directory or a limit cannot be written; nothing is left behind then.
+    // A worker's cgroups, with the limits set (memory.max / memory.limit_in_bytes, pids.max,
+    // cpu.max / cpu.cfs_quota_us: `cpuMillicores` thousandths of a CPU per 100 ms period).
+    // A limit of 0 is not placed in a cgroup; none placed: nullptr. `memoryPlaced`,
+    // `processesPlaced` and `cpuPlaced` say which limits the cgroups now hold. Errors
+    // ("unavailable") when a directory or a limit cannot be written; nothing is left behind.
     struct Placement {
         std::unique_ptr<WorkerCgroup> cgroup;
         bool memoryPlaced = false;
         bool processesPlaced = false;
+        bool cpuPlaced = false;
     };
-    Result<Placement> create(qint64 memoryBytes, qint64 processes);
+    Result<Placement> create(qint64 memoryBytes, qint64 processes, qint64 cpuMillicores = 0);
 
 private:
     void probe();
@@ -75,6 +78,7 @@ private:
     const QString m_name;
     Controller m_memory;
     Controller m_pids;
+    Controller m_cpu;
     quint64 m_made = 0;
 };
 

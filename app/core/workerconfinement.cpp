@@ -24,6 +24,7 @@ namespace {
 const QString kLimits = QStringLiteral("limits");
 const QString kMemory = QStringLiteral("memory_bytes");
 const QString kProcesses = QStringLiteral("processes");
+const QString kCpuRate = QStringLiteral("cpu_millicores");
 const QString kConfinement = QStringLiteral("confinement");
 const QString kSandbox = QStringLiteral("sandbox");
 
@@ -47,7 +48,8 @@ QJsonObject WorkerConfinement::forWorkspace(const WorkspaceSettings &settings,
             {kMemory, l.memoryBytes},
             {QStringLiteral("cpu_seconds"), l.cpuSeconds},
             {kProcesses, l.processes},
-            {QStringLiteral("file_size_bytes"), l.fileSizeBytes}};
+            {QStringLiteral("file_size_bytes"), l.fileSizeBytes},
+            {kCpuRate, l.cpuMillicores}};
     for (const auto &[key, value] : values)
         if (value > 0)
             limits.insert(key, value);
@@ -120,10 +122,12 @@ std::unique_ptr<WorkerCgroup> WorkerConfinement::placeInCgroups(QJsonObject &con
     QJsonObject limits = confinement.value(kLimits).toObject();
     const qint64 memory = limits.value(kMemory).toInteger();
     const qint64 processes = limits.value(kProcesses).toInteger();
-    if (memory <= 0 && processes <= 0)
+    const qint64 cpu = limits.value(kCpuRate).toInteger();
+    if (memory <= 0 && processes <= 0 && cpu <= 0)
         return nullptr;
-    auto placed = cgroups.create(memory, processes);
+    auto placed = cgroups.create(memory, processes, cpu);
     if (!placed) {
+        // A CPU rate stays among the limits, where the launcher's command refuses it.
         qCWarning(lcConfinement) << "worker limits stay rlimits:" << placed.error().message;
         return nullptr;
     }
@@ -133,6 +137,8 @@ std::unique_ptr<WorkerCgroup> WorkerConfinement::placeInCgroups(QJsonObject &con
         limits.remove(kMemory);
     if (placed->processesPlaced)
         limits.remove(kProcesses);
+    if (placed->cpuPlaced)
+        limits.remove(kCpuRate);
     confinement.insert(kLimits, limits);
     QJsonArray procs = confinement.value(QStringLiteral("cgroups")).toArray();
     for (const QString &file : placed->cgroup->procsFiles())
@@ -155,7 +161,8 @@ QJsonObject WorkerConfinement::enforcement(const CgroupManager &cgroups)
                                "replhost")
                         .arg(launcher()));
         return {{kMemory, missing}, {QStringLiteral("cpu_seconds"), missing},
-                {kProcesses, missing}, {QStringLiteral("file_size_bytes"), missing}};
+                {kProcesses, missing}, {QStringLiteral("file_size_bytes"), missing},
+                {kCpuRate, missing}};
     }
     QJsonObject result;
     const CgroupManager::Controller &memory = cgroups.memory();
@@ -190,6 +197,17 @@ QJsonObject WorkerConfinement::enforcement(const CgroupManager &cgroups)
                                                "of the user, not of the worker, since no pids "
                                                "cgroup can be made: %1")
                                         .arg(pids.reason)));
+    const CgroupManager::Controller &cpu = cgroups.cpu();
+    result.insert(kCpuRate,
+                  cpu.version != CgroupManager::Version::None
+                          ? mechanism(CgroupManager::versionName(cpu.version),
+                                      QStringLiteral("a CPU quota per 100 ms period, one cgroup "
+                                                     "per worker: the worker and everything it "
+                                                     "starts share it"))
+                          : mechanism(QStringLiteral("not enforced"),
+                                      QStringLiteral("no cpu cgroup can be made: %1, and no "
+                                                     "rlimit holds a rate")
+                                              .arg(cpu.reason)));
     result.insert(QStringLiteral("cpu_seconds"),
                   mechanism(QStringLiteral("rlimit"),
                             QStringLiteral("CPU time of each process over its life "
@@ -205,7 +223,7 @@ Result<void> WorkerConfinement::checkEnforceable(const QJsonObject &limits)
 {
     QJsonObject enforced;
     for (const QString &key : {kMemory, QStringLiteral("cpu_seconds"), kProcesses,
-                               QStringLiteral("file_size_bytes")}) {
+                               QStringLiteral("file_size_bytes"), kCpuRate}) {
         if (limits.value(key).toInteger() <= 0)
             continue;
         if (enforced.isEmpty())

@@ -22,8 +22,10 @@ struct PluginEntry;
 // replhost/sdk/session.h) from a workspace's settings: what the worker's launcher applies before
 // it execs the worker. An empty object means the worker runs unconfined, as without settings.
 //
-// Limits are asked for as rlimits (cpu_seconds, file_size_bytes, and memory_bytes, processes);
-// createSession() then moves memory and processes into the worker's own cgroups where this
+// Limits are asked for as rlimits (cpu_seconds, file_size_bytes, and memory_bytes, processes)
+// and a CPU rate (cpu_millicores, which only a cgroup holds: a worker whose rate no cgroup
+// took refuses to start); createSession() moves memory, processes and the rate into the
+// worker's own cgroups where this
 // server can make them (CgroupManager), because there they hold for the worker and all its
 // children together, and RLIMIT_AS breaks runtimes that reserve more address space than they use
 // (the JVM, Go) while RLIMIT_NPROC counts all of a user's processes and none of root's.

@@ -44,6 +44,8 @@ const IntField<Limits> kLimitFields[] = {
     {"cpu_seconds", &Limits::cpuSeconds, 1, INT_MAX},
     {"processes", &Limits::processes, 1, 4194304},  // the kernel's largest pid_max
     {"file_size_bytes", &Limits::fileSizeBytes, 1, kMaxBytes},
+    // The kernel's smallest quota is 1 ms in a 100 ms period.
+    {"cpu_millicores", &Limits::cpuMillicores, 10, 1000000},
 };
 
 const IntField<Restore> kRestoreFields[] = {

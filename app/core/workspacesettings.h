@@ -15,7 +15,8 @@ namespace replhost::core {
 // of its workers and whether they reach the network. The JSON form (docs/http-api.md):
 //
 //   {"limits": {"max_contexts": 64, "timeout_ms": 0, "output_bytes": 16777216,
-//               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0},
+//               "memory_bytes": 0, "cpu_seconds": 0, "processes": 0, "file_size_bytes": 0,
+//               "cpu_millicores": 0},
 //    "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
 //    "history": {"max_executions": 100000, "max_bytes": 1073741824, "max_age": 0},
 //    "isolation": "none" | "sandbox", "network": true | false,   (network: false for a sandbox
@@ -44,6 +45,8 @@ struct WorkspaceSettings {
         qint64 cpuSeconds = 0;                 // CPU time of a worker (RLIMIT_CPU)
         qint64 processes = 0;                  // processes of a worker (RLIMIT_NPROC / pids)
         qint64 fileSizeBytes = 0;              // largest file a worker writes (RLIMIT_FSIZE)
+        qint64 cpuMillicores = 0;              // CPU rate of a worker and its children
+                                               // (cgroup cpu.max), in thousandths of a CPU
 
         bool operator==(const Limits &) const = default;
     };

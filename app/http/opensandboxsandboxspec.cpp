@@ -69,14 +69,16 @@ Result<bool> network(const QJsonValue &policy)
     return badRequest(QStringLiteral("networkPolicy.defaultAction must be \"allow\" or \"deny\""));
 }
 
-Result<qint64> memoryLimit(const QJsonValue &limits, int workerCpus)
+// resourceLimits as the workspace's limits: memory_bytes and cpu_millicores, each 0 when not
+// asked for (a cpu of at least the CPUs the workers may use holds by itself).
+Result<QJsonObject> resourceLimits(const QJsonValue &limits, int workerCpus)
 {
     if (limits.isUndefined() || limits.isNull())
-        return qint64(0);
+        return QJsonObject();
     if (!limits.isObject())
         return badRequest(QStringLiteral("field 'resourceLimits' must be an object of quantities"));
     const QJsonObject object = limits.toObject();
-    qint64 memory = 0;
+    QJsonObject mapped;
     for (auto it = object.begin(); it != object.end(); ++it) {
         const QString value = it.value().isDouble() ? QString::number(it.value().toDouble(), 'g', 17)
                                                     : it.value().toString();
@@ -85,24 +87,23 @@ Result<qint64> memoryLimit(const QJsonValue &limits, int workerCpus)
             if (!parsed)
                 return badRequest(QStringLiteral("resourceLimits.memory must be a quantity such as "
                                                  "\"512Mi\" or \"2Gi\", not '%1'").arg(value));
-            memory = *parsed;
+            mapped.insert(QStringLiteral("memory_bytes"), double(*parsed));
         } else if (it.key() == QLatin1String("cpu")) {
             const std::optional<qint64> parsed = OpenSandboxSandboxSpec::millicores(value);
             if (!parsed)
                 return badRequest(QStringLiteral("resourceLimits.cpu must be a quantity such as "
                                                  "\"1\" or \"500m\", not '%1'").arg(value));
+            // Held by a cgroup's CPU quota; where none can be made the workspace is refused
+            // when it is created (WorkerConfinement::checkEnforceable), never made without it.
             if (*parsed < qint64(workerCpus) * 1000)
-                return unsupported(QStringLiteral(
-                        "resourceLimits.cpu %1 is not enforced by replhost, which has no CPU rate "
-                        "limit: leave cpu out, or ask for at least this machine's %2 CPU(s)")
-                                           .arg(value).arg(workerCpus));
+                mapped.insert(QStringLiteral("cpu_millicores"), double(std::max<qint64>(*parsed, 10)));
         } else {
             return unsupported(QStringLiteral("resourceLimits.%1 is not supported: replhost "
-                                              "limits memory (and cpu as this machine has it)")
+                                              "limits memory and cpu")
                                        .arg(it.key()));
         }
     }
-    return memory;
+    return mapped;
 }
 
 // The platform a request asks for must be this machine's: the code runs on it.
@@ -231,9 +232,9 @@ Result<QJsonObject> OpenSandboxSandboxSpec::workspaceSettings(const QJsonObject 
     if (requests.isObject() ? !requests.toObject().isEmpty() : !(requests.isUndefined() || requests.isNull()))
         return unsupported(QStringLiteral("resourceRequests are not supported: replhost reserves "
                                           "nothing for a sandbox (resourceLimits.memory is enforced)"));
-    const Result<qint64> memory = memoryLimit(request.value(QStringLiteral("resourceLimits")), workerCpus);
-    if (!memory)
-        return memory.error();
+    const Result<QJsonObject> limits = resourceLimits(request.value(QStringLiteral("resourceLimits")), workerCpus);
+    if (!limits)
+        return limits.error();
     const Result<bool> allowed = network(request.value(QStringLiteral("networkPolicy")));
     if (!allowed)
         return allowed.error();
@@ -260,8 +261,8 @@ Result<QJsonObject> OpenSandboxSandboxSpec::workspaceSettings(const QJsonObject 
     }
     if (!mounts->isEmpty())
         settings.insert(QStringLiteral("volumes"), *mounts);
-    if (*memory > 0)
-        settings.insert(QStringLiteral("limits"), QJsonObject{{QStringLiteral("memory_bytes"), double(*memory)}});
+    if (!limits->isEmpty())
+        settings.insert(QStringLiteral("limits"), *limits);
     return settings;
 }
 

@@ -26,9 +26,10 @@ namespace replhost::http {
 //                                    knowingly); view_path "/workspace": the code sees its
 //                                    workspace there (HOME and cwd), and its /tmp is kept in it
 //   resourceLimits.memory            limits.memory_bytes (Kubernetes quantities: 512Mi, 2G, 1e9)
-//   resourceLimits.cpu               nothing to set: accepted only when it is at least the CPUs
-//                                    the server's workers may use (then it holds by itself);
-//                                    replhost has no CPU rate limit to hold a smaller one
+//   resourceLimits.cpu               limits.cpu_millicores (a cgroup's CPU quota) when below the
+//                                    CPUs the server's workers may use, nothing at or above
+//                                    them (it holds by itself); refused (400) when the workspace
+//                                    is made, where no cpu cgroup can be made
 //   networkPolicy absent, null, {}   network true (OpenSandbox's default: egress allowed)
 //   networkPolicy defaultAction      "deny" → network false, "allow" → true, without rules;
 //                                    per-domain egress rules are refused

@@ -85,16 +85,19 @@ Result<Confinement> Confinement::fromSettings(const QJsonObject &settings)
         const QJsonObject limits = limitsValue.toObject();
         if (const QStringList unknown = unknownKeys(
                     limits, {QStringLiteral("memory_bytes"), QStringLiteral("cpu_seconds"),
-                             QStringLiteral("processes"), QStringLiteral("file_size_bytes")});
+                             QStringLiteral("processes"), QStringLiteral("file_size_bytes"),
+                             QStringLiteral("cpu_millicores")});
             !unknown.isEmpty())
             return badField(QStringLiteral("limits"),
                             QStringLiteral("has unknown keys: %1")
                                 .arg(unknown.join(QStringLiteral(", "))));
         qint64 *targets[] = {&c.m_limits.memoryBytes, &c.m_limits.cpuSeconds,
-                             &c.m_limits.processes, &c.m_limits.fileSizeBytes};
+                             &c.m_limits.processes, &c.m_limits.fileSizeBytes,
+                             &c.m_limits.cpuMillicores};
         const QString keys[] = {QStringLiteral("memory_bytes"), QStringLiteral("cpu_seconds"),
-                                QStringLiteral("processes"), QStringLiteral("file_size_bytes")};
-        for (int i = 0; i < 4; ++i) {
+                                QStringLiteral("processes"), QStringLiteral("file_size_bytes"),
+                                QStringLiteral("cpu_millicores")};
+        for (int i = 0; i < 5; ++i) {
             const auto n = limitValue(limits, keys[i]);
             if (!n)
                 return n.error();
@@ -141,6 +144,11 @@ Result<QStringList> Confinement::command(const QString &program, const QStringLi
 {
     if (isEmpty())
         return QStringList{program} + arguments;
+    if (m_limits.cpuMillicores > 0)
+        return makeError(QStringLiteral("unavailable"),
+                         QStringLiteral("limits.cpu_millicores %1 is held only by a cgroup's CPU "
+                                        "quota, and none was made for this process")
+                             .arg(m_limits.cpuMillicores));
     QStringList argv{m_launcher};
     const std::pair<const char *, qint64> limits[] = {
             {"--rlimit-as", m_limits.memoryBytes},

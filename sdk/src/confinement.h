@@ -28,6 +28,10 @@ public:
         qint64 cpuSeconds = 0;     // --rlimit-cpu: CPU time of each process over its life
         qint64 processes = 0;      // --rlimit-nproc (per user; not enforced for root)
         qint64 fileSizeBytes = 0;  // --rlimit-fsize: largest file a process may write
+        // A CPU rate, in thousandths of a CPU: held only by a cgroup's quota, which the host
+        // sets and then leaves this at 0. Still set, command() refuses to start the worker
+        // rather than run it without its limit.
+        qint64 cpuMillicores = 0;
     };
 
     // Reads settings["confinement"]. Absent, null or {}: an empty confinement, under which the
@@ -59,7 +63,8 @@ public:
     // program and, for a worker (ArgumentPaths::Mounted), the absolute paths among its
     // arguments (its driver, jars); arguments that carry someone else's text (a command line)
     // are ArgumentPaths::Ignored, or a path in it would be mounted into the sandbox.
-    // Errors: the sandbox segment cannot be built (sandbox.h).
+    // Errors: the sandbox segment cannot be built (sandbox.h); "unavailable" when a CPU rate is
+    // still among the limits (no cgroup holds it).
     enum class ArgumentPaths { Mounted, Ignored };
     Result<QStringList> command(const QString &program, const QStringList &arguments,
                                 const QString &workingDirectory = QString(),

@@ -53,7 +53,7 @@ private slots:
         QCOMPARE(json, parse(R"({"limits": {"max_contexts": 64, "timeout_ms": 0,
                                             "output_bytes": 16777216, "memory_bytes": 0,
                                             "cpu_seconds": 0, "processes": 0,
-                                            "file_size_bytes": 0},
+                                            "file_size_bytes": 0, "cpu_millicores": 0},
                                  "restore": {"max_replay_cells": 1000, "max_replay_seconds": 300},
                                  "history": {"max_executions": 100000,
                                              "max_bytes": 1073741824, "max_age": 0},
@@ -134,7 +134,7 @@ private slots:
     {
         QTest::addColumn<QString>("field");
         for (const char *field : {"max_contexts", "timeout_ms", "output_bytes", "memory_bytes",
-                                  "cpu_seconds", "processes", "file_size_bytes"})
+                                  "cpu_seconds", "processes", "file_size_bytes", "cpu_millicores"})
             QTest::newRow(field) << QString::fromLatin1(field);
     }
 

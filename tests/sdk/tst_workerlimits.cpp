@@ -320,6 +320,10 @@ private slots:
                 << QJsonValue(QJsonObject{{"launcher", launcher},
                                           {"cgroups", QJsonArray{"/nonexistent/cgroup.procs"}}})
                 << "replhost-confine: --cgroup /nonexistent/cgroup.procs: No such file or directory";
+        // Only a cgroup holds a rate: one no cgroup took is not left out, the worker does not start.
+        QTest::newRow("CPU rate without a cgroup")
+                << QJsonValue(QJsonObject{{"launcher", launcher}, {"limits", QJsonObject{{"cpu_millicores", 250}}}})
+                << "limits.cpu_millicores 250 is held only by a cgroup's CPU quota";
         QTest::newRow("missing launcher")
                 << QJsonValue(QJsonObject{{"launcher", "/nonexistent/replhost-confine"}})
                 << "cannot start /nonexistent/replhost-confine: no such executable file";

@@ -24,8 +24,9 @@ const minutes = (n) => n * 60 * 1000
 // so and the suite asks for a plain directory.
 const extensions = process.env.REPLHOST_OSB_ISOLATION ? { 'replhost.isolation': process.env.REPLHOST_OSB_ISOLATION } : {}
 
-// The SDK's default resource is { cpu: '1', memory: '2Gi' }; replhost has no CPU rate limit and
-// refuses a cpu below the machine's CPUs, so the memory limit is asked alone.
+// The SDK's default resource is { cpu: '1', memory: '2Gi' }; a cpu below the machine's CPUs is a
+// CPU quota, which an unprivileged server cannot set (and then refuses), so the memory limit is
+// asked alone.
 const sandbox = await Sandbox.create({
   connectionConfig: connectionConfig(),
   image: 'opensandbox/code-interpreter:v1.1.0',
@@ -118,7 +119,7 @@ test('create answers Running with the recorded image, metadata and expiry', asyn
 
 test('what a sandbox cannot honour is refused, not ignored', async () => {
   await rejectsWithStatus(Sandbox.create({ connectionConfig: connectionConfig(), image: 'python:3.11',
-    resource: { cpu: '500m', memory: '1Gi' }, extensions }), 400)
+    resource: { memory: '1Gi', 'nvidia.com/gpu': '1' }, extensions }), 400)
   await rejectsWithStatus(Sandbox.create({ connectionConfig: connectionConfig(), image: 'python:3.11',
     resource: { memory: '1Gi' }, networkPolicy: { egress: [{ action: 'allow', target: 'example.com' }] }, extensions }), 400)
 })

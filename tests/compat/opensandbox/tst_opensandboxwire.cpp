@@ -58,6 +58,7 @@ private slots:
     void createAnswersEveryRequiredField();
     void endpointsEndInTheirPortAndExecdsLeadsToExecd();
     void createMakesASandboxedWorkspace();
+    void aCpuBelowTheMachinesIsAQuotaOrRefused();
     void memoryLimitStopsAMemoryBomb();
     void networkPolicyDecidesWhetherTheLoopbackIsReached_data();
     void networkPolicyDecidesWhetherTheLoopbackIsReached();
@@ -608,6 +609,64 @@ void tst_OpenSandboxWire::networkPolicyDecidesWhetherTheLoopbackIsReached()
     QCOMPARE(osb("DELETE", QStringLiteral("/opensandbox/v1/sandboxes/") + id).status, 204);
 }
 
+// resourceLimits.cpu below the machine's CPUs is a CPU quota on every process of the sandbox
+// where a cpu cgroup can be made (GET /v1/info says which), and a 400 elsewhere. The quota is
+// an upper bound the kernel holds per 100 ms period, whatever the load: a busy loop's CPU time
+// stays within its share of the wall time (plus one period), which a loop without the quota
+// exceeds many times over on any machine not overloaded tenfold.
+void tst_OpenSandboxWire::aCpuBelowTheMachinesIsAQuotaOrRefused()
+{
+    REPLHOST_REQUIRE_SANDBOX_OR_SKIP(m_noSandbox);
+    const QJsonObject enforced = client().get(QStringLiteral("/v1/info")).object()
+                                         .value(QStringLiteral("worker_limits")).toObject()
+                                         .value(QStringLiteral("cpu_millicores")).toObject();
+    QVERIFY2(!enforced.isEmpty(), "GET /v1/info says how cpu_millicores is held");
+    const QJsonObject limited{{QStringLiteral("resourceLimits"), QJsonObject{{QStringLiteral("cpu"), QStringLiteral("100m")}}}};
+    if (enforced.value(QStringLiteral("mechanism")).toString() == QLatin1String("not enforced")) {
+        QJsonObject body{{QStringLiteral("image"), QJsonObject{{QStringLiteral("uri"), QStringLiteral("python:3.11")}}}};
+        body.insert(QStringLiteral("resourceLimits"), limited.value(QStringLiteral("resourceLimits")));
+        const int before = client().get(QStringLiteral("/v1/workspaces")).array().size();
+        const auto refused = osb("POST", QStringLiteral("/opensandbox/v1/sandboxes"), compact(body));
+        QCOMPARE(refused.status, 400);
+        QCOMPARE(refused.object().value(QStringLiteral("code")).toString(), QStringLiteral("NOT_SUPPORTED"));
+        QVERIFY2(refused.object().value(QStringLiteral("message")).toString().contains(QLatin1String("cpu_millicores")),
+                 refused.body.constData());
+        QCOMPARE(client().get(QStringLiteral("/v1/workspaces")).array().size(), before);
+        return;
+    }
+    const QString id = createSandbox(m_server, limited);
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(client().get(QStringLiteral("/v1/workspaces/") + id).object().value(QStringLiteral("settings")).toObject()
+                     .value(QStringLiteral("limits")).toObject().value(QStringLiteral("cpu_millicores")).toInteger(),
+             100);
+    const QString loop = QStringLiteral("import time\n"
+                                        "w, c = time.monotonic(), time.process_time()\n"
+                                        "while time.monotonic() - w < 2: pass\n"
+                                        "print(time.process_time() - c, time.monotonic() - w)");
+    // A command, and a Python context's worker: every process of the sandbox has the quota.
+    const QJsonObject runs[] = {
+            {{QStringLiteral("command"), QStringLiteral("python3 -c '%1'").arg(loop)}},
+            {{QStringLiteral("code"), loop},
+             {QStringLiteral("context"), QJsonObject{{QStringLiteral("language"), QStringLiteral("python")}}}}};
+    for (const QJsonObject &run : runs) {
+        const QString route = run.contains(QStringLiteral("command")) ? QStringLiteral("command") : QStringLiteral("code");
+        const auto ran = osb("POST", QStringLiteral("/opensandbox/execd/%1/%2").arg(id, route), compact(run));
+        QStringList out;
+        for (const QJsonObject &event : events(ran))
+            if (event.value(QStringLiteral("type")) == QLatin1String("stdout"))
+                out.append(event.value(QStringLiteral("text")).toString());
+        const QStringList figures = out.join(QString()).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        QCOMPARE(figures.size(), 2);
+        const double cpu = figures[0].toDouble();
+        const double wall = figures[1].toDouble();
+        qInfo().noquote() << route << "busy loop:" << cpu << "s of CPU in" << wall << "s";
+        QVERIFY2(wall >= 2 && cpu > 0, qPrintable(out.join(QString())));
+        QVERIFY2(cpu <= 0.1 * wall + 0.1, qPrintable(QStringLiteral("%1: %2 s of CPU in %3 s under a tenth of a CPU")
+                                                          .arg(route).arg(cpu).arg(wall)));
+    }
+    QCOMPARE(osb("DELETE", QStringLiteral("/opensandbox/v1/sandboxes/") + id).status, 204);
+}
+
 void tst_OpenSandboxWire::createWithoutASandboxHereIsRefusedWithTheReason()
 {
     // A server whose bubblewrap cannot run: the machine cannot make the sandbox a create means.
@@ -734,8 +793,8 @@ void tst_OpenSandboxWire::unsupportedCreateRequestsLeaveNothingBehind_data()
     QTest::newRow("env not strings") << QByteArray(R"({"image":{"uri":"x"},"env":{"A":1}})") << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("invalid env name") << QByteArray(R"({"image":{"uri":"x"},"env":{"1=A":"b"}})") << QStringLiteral("INVALID_REQUEST_BODY");
     // What replhost cannot honour is refused, never recorded and ignored.
-    QTest::newRow("cpu below the machine's")
-        << QByteArray(R"({"image":{"uri":"x"},"resourceLimits":{"cpu":"500m","memory":"1Gi"}})") << QStringLiteral("NOT_SUPPORTED");
+    QTest::newRow("cpu not a quantity") << QByteArray(R"({"image":{"uri":"x"},"resourceLimits":{"cpu":"fast"}})")
+                                        << QStringLiteral("INVALID_REQUEST_BODY");
     QTest::newRow("other resource") << QByteArray(R"({"image":{"uri":"x"},"resourceLimits":{"ephemeral-storage":"1Gi"}})")
                                     << QStringLiteral("NOT_SUPPORTED");
     QTest::newRow("resource requests") << QByteArray(R"({"image":{"uri":"x"},"resourceRequests":{"memory":"1Gi"}})")
