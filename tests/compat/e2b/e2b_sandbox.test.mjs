@@ -15,7 +15,8 @@ assert.ok(process.env.E2B_SANDBOX_URL, 'E2B_SANDBOX_URL must point at replhost-s
 const sandbox = await Sandbox.create()
 const home = '/home/user'
 
-// envd's file transfer, which the SDK's files.read/write use: GET and POST /files?path=.
+// envd's file transfer as it is on the wire, the same routes the SDK's files.read/write use:
+// GET and POST /files?path=, to see status codes and answers as they are.
 async function writeFile(path, content) {
   const form = new FormData()
   form.append('file', new Blob([content]), 'upload')
@@ -50,6 +51,15 @@ test('a context made with a cwd under /home/user starts there', async () => {
   assert.equal(context.cwd, `${home}/project`)
   assert.equal((await sandbox.runCode('import os\nos.getcwd()', { context })).text, `${home}/project`)
   await sandbox.removeCodeContext(context)
+})
+
+test('the SDK\'s files API reads and writes /tmp and the home', async () => {
+  const info = await sandbox.files.write('/tmp/e2b-sdk.txt', 'through the SDK')
+  assert.equal(info.path, '/tmp/e2b-sdk.txt')
+  assert.equal(await sandbox.files.read('/tmp/e2b-sdk.txt'), 'through the SDK')
+  await sandbox.files.write('/home/user/e2b-sdk.txt', 'home through the SDK')
+  assert.equal((await sandbox.runCode("open('/home/user/e2b-sdk.txt').read()")).text, 'home through the SDK')
+  await assert.rejects(sandbox.files.read('/etc/hostname'))
 })
 
 test('/tmp/x and ~/x are written and read back through the files routes and through code', async () => {
