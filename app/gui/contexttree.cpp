@@ -27,10 +27,14 @@ ContextTree::ContextTree(core::Engine &engine, QWidget *parent)
     setUniformRowHeights(true);
     setAlternatingRowColors(false);
     setSelectionMode(QAbstractItemView::SingleSelection);
+    // Names get the room they need; the state takes what is left (its dot stays when its word
+    // does not fit, and its tooltip explains it), and a name wider than the tree scrolls.
     header()->setStretchLastSection(false);
-    header()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
-    header()->setSectionResizeMode(StateColumn, QHeaderView::ResizeToContents);
+    header()->setSectionResizeMode(NameColumn, QHeaderView::ResizeToContents);
+    header()->setSectionResizeMode(StateColumn, QHeaderView::Stretch);
     header()->setSectionResizeMode(RunsColumn, QHeaderView::ResizeToContents);
+    header()->setMinimumSectionSize(24);
+    setTextElideMode(Qt::ElideRight);
     setAccessibleName(tr("Contexts"));
 
     core::ContextManager &contexts = engine.contexts();

@@ -91,6 +91,8 @@ CodeEditor *EditorTabs::newEditor()
     auto *editor = new CodeEditor(this);
     editor->setEditorFont(m_font);
     editor->releaseKeys(m_windowKeys);
+    editor->setWrapMode(m_wordWrap ? QsciScintilla::WrapWord : QsciScintilla::WrapNone);
+    editor->setWhitespaceVisibility(m_showWhitespace ? QsciScintilla::WsVisible : QsciScintilla::WsInvisible);
     connect(editor, &QsciScintilla::modificationChanged, this, [this, editor] { updateTitle(editor); });
     connect(editor, &QsciScintilla::textChanged, this, [this, editor] {
         if (editor->filePath().isEmpty())
@@ -276,6 +278,16 @@ void EditorTabs::setEditorFont(const QFont &font)
     m_font = font;
     for (CodeEditor *editor : editors())
         editor->setEditorFont(font);
+}
+
+void EditorTabs::setViewOptions(bool wordWrap, bool showWhitespace)
+{
+    m_wordWrap = wordWrap;
+    m_showWhitespace = showWhitespace;
+    for (CodeEditor *editor : editors()) {
+        editor->setWrapMode(wordWrap ? QsciScintilla::WrapWord : QsciScintilla::WrapNone);
+        editor->setWhitespaceVisibility(showWhitespace ? QsciScintilla::WsVisible : QsciScintilla::WsInvisible);
+    }
 }
 
 void EditorTabs::setWindowKeys(const QList<QKeySequence> &keys)

@@ -69,6 +69,8 @@ public:
     void saveState();
 
     void setEditorFont(const QFont &font);
+    // Word wrap and visible whitespace, for every editor, open or opened later.
+    void setViewOptions(bool wordWrap, bool showWhitespace);
     // Keys every editor leaves to the window's actions (see CodeEditor::releaseKeys).
     void setWindowKeys(const QList<QKeySequence> &keys);
     static QString bufferKey(const QString &workspace, const QString &contextId);
@@ -89,6 +91,8 @@ private:
     QSettings &m_settings;
     QFont m_font;
     QList<QKeySequence> m_windowKeys;
+    bool m_wordWrap = false;
+    bool m_showWhitespace = false;
     QTimer m_bufferSave;
 };
 

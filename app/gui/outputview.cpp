@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "outputview.h"
 
+#include "datatabledialog.h"
+#include "datatablemodel.h"
 #include "themes.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QApplication>
 #include <QBuffer>
 #include <QImage>
+#include <QContextMenuEvent>
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QMenu>
+#include <QMouseEvent>
 #include <QLocale>
 #include <QPainter>
 #include <QRegularExpression>
@@ -15,6 +22,9 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
+#include <QTextLayout>
+#include <QTextFrame>
+#include <QTextTable>
 #include <QToolButton>
 #include <QUrl>
 
@@ -27,9 +37,12 @@ using sdk::Event;
 namespace {
 
 constexpr int kFlushIntervalMs = 40;
-constexpr int kMaxImageWidth = 640;
 constexpr int kCodeLinesShown = 8;
+constexpr int kJsonItemsShown = 100;
 const QString kSaveScheme = QStringLiteral("replhost-output");
+const QString kJsonScheme = QStringLiteral("replhost-json");
+const QString kTableScheme = QStringLiteral("replhost-table");
+const QString kChartMime = QStringLiteral("application/vnd.replhost.chart+json");
 
 // Terminal colour codes and cursor controls mean nothing in a text document.
 QString stripTerminalCodes(QString text)
@@ -103,9 +116,34 @@ OutputView::OutputView(QWidget *parent)
         }
     });
     connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
-        if (url.scheme() == kSaveScheme)
+        if (url.scheme() == kSaveScheme) {
             emit saveFullOutputRequested(url.path());
+        } else if (url.scheme() == kJsonScheme) {
+            // replhost-json:<tree>/<path>: fold or unfold that node.
+            const QString target = url.path();
+            const int slash = int(target.indexOf(QLatin1Char('/')));
+            const int tree = target.left(slash).toInt();
+            if (slash > 0 && m_trees.contains(tree)) {
+                const QString path = target.mid(slash + 1);
+                JsonTree &t = m_trees[tree];
+                if (!t.toggled.remove(path))
+                    t.toggled.insert(path);
+                drawJsonTree(tree);
+            }
+        } else if (url.scheme() == kTableScheme) {
+            const int table = url.path().toInt();
+            if (m_tables.contains(table)) {
+                auto *dialog = new DataTableDialog(m_tables.value(table), tr("Table"), this);
+                dialog->setAttribute(Qt::WA_DeleteOnClose);
+                dialog->show();
+            }
+        }
     });
+    m_write = QTextCursor(document());
+    // Images follow the view's width; resizing redraws them once the resizing settles.
+    m_fitTimer.setSingleShot(true);
+    m_fitTimer.setInterval(30);
+    connect(&m_fitTimer, &QTimer::timeout, this, &OutputView::fitImages);
 }
 
 void OutputView::setOutputFont(const QFont &font)
@@ -132,7 +170,13 @@ void OutputView::clearAll()
     m_hiddenTotal = 0;
     m_lastWasStream = false;
     m_atParagraphStart = true;
+    m_images.clear();
+    m_displays.clear();
+    m_trees.clear();
+    m_tables.clear();
+    m_writingInPlace = false;
     clear();
+    m_write = QTextCursor(document());
     jumpToLatest();
     document()->setDefaultFont(m_font);
 }
@@ -173,10 +217,21 @@ void OutputView::placeJumpButton()
     m_jumpButton->move(area.right() - m_jumpButton->width() - margin, area.bottom() - m_jumpButton->height() - margin);
 }
 
+bool OutputView::viewportEvent(QEvent *event)
+{
+    // The viewport also narrows when the vertical scroll bar appears, which the view's own
+    // resize does not see.
+    if (event->type() == QEvent::Resize && !m_images.isEmpty())
+        m_fitTimer.start();
+    return QTextBrowser::viewportEvent(event);
+}
+
 void OutputView::resizeEvent(QResizeEvent *event)
 {
     QTextBrowser::resizeEvent(event);
     placeJumpButton();
+    if (!m_images.isEmpty())
+        m_fitTimer.start();
 }
 
 QTextCharFormat OutputView::streamFormat(const QString &name) const
@@ -196,10 +251,16 @@ QTextCharFormat OutputView::mutedFormat() const
     return format;
 }
 
+QTextCursor &OutputView::writer()
+{
+    if (!m_writingInPlace)
+        m_write.movePosition(QTextCursor::End);
+    return m_write;
+}
+
 void OutputView::newParagraph(const QColor &background)
 {
-    QTextCursor cursor(document());
-    cursor.movePosition(QTextCursor::End);
+    QTextCursor &cursor = writer();
     QTextBlockFormat blockFormat;
     if (background.isValid())
         blockFormat.setBackground(background);
@@ -215,9 +276,7 @@ void OutputView::newParagraph(const QColor &background)
 
 void OutputView::insertText(const QString &text, const QTextCharFormat &format)
 {
-    QTextCursor cursor(document());
-    cursor.movePosition(QTextCursor::End);
-    cursor.insertText(text, format);
+    writer().insertText(text, format);
     m_atParagraphStart = false;
 }
 
@@ -261,6 +320,9 @@ OutputView::Block &OutputView::beginBlock(const QString &executionId, int execut
     block.executionId = executionId;
     block.executionCount = executionCount;
     block.blankPrompt = blankPrompt;
+    block.outputStart = QTextCursor(document());
+    block.outputStart.movePosition(QTextCursor::End);
+    block.outputStart.setKeepPositionOnInsert(true);
     m_blocks.append(block);
     m_blockIndex.insert(executionId, int(m_blocks.size() - 1));
     m_backgroundBlock = -1;  // background output after this block starts a block of its own
@@ -373,6 +435,14 @@ void OutputView::handleEvent(const QString &executionId, const Event &event)
 
 void OutputView::renderEvent(Block &block, const Event &event)
 {
+    // A clear_output that waited clears once output arrives (an update of a display is none).
+    if (block.clearPending
+        && (event.kind == Event::Kind::Stream || event.kind == Event::Kind::Result
+            || event.kind == Event::Kind::Error
+            || (event.kind == Event::Kind::Display && !event.fields.value(QLatin1String("update")).toBool()))) {
+        block.clearPending = false;
+        clearBlockOutput(block);
+    }
     switch (event.kind) {
     case Event::Kind::Started:
         block.executionCount = event.fields.value(QLatin1String("execution_count")).toInt();
@@ -395,7 +465,13 @@ void OutputView::renderEvent(Block &block, const Event &event)
     flushPending();
     switch (event.kind) {
     case Event::Kind::Display:
-        renderBundle(block, event.fields.value(QLatin1String("data")).toObject(), false);
+        renderDisplay(block, event);
+        break;
+    case Event::Kind::ClearOutput:
+        if (event.fields.value(QLatin1String("wait")).toBool())
+            block.clearPending = true;
+        else
+            clearBlockOutput(block);
         break;
     case Event::Kind::Result:
         renderBundle(block, event.fields.value(QLatin1String("data")).toObject(), true);
@@ -514,70 +590,471 @@ void OutputView::renderBundle(Block &block, const QJsonObject &data, bool isResu
         insertText(block.executionCount > 0 ? tr("Out[%1]").arg(block.executionCount) : tr("Out"),
                    prompt);
     }
-    QTextCursor cursor(document());
-    const auto insertImage = [&](const QImage &image) {
-        if (image.isNull())
-            return false;
-        const QString name = QStringLiteral("replhost-image://%1/%2")
-                                     .arg(block.executionId).arg(block.imageCount++);
-        document()->addResource(QTextDocument::ImageResource, QUrl(name), image);
-        QTextImageFormat format;
-        format.setName(name);
-        const qreal ratio = image.devicePixelRatio();
-        qreal width = image.width() / ratio, height = image.height() / ratio;
-        if (width > kMaxImageWidth) {
-            height = height * kMaxImageWidth / width;
-            width = kMaxImageWidth;
-        }
-        format.setWidth(width);
-        format.setHeight(height);
-        newParagraph();
-        cursor.movePosition(QTextCursor::End);
-        cursor.insertImage(format);
-        m_atParagraphStart = false;
-        return true;
-    };
+    QTextCharFormat plain;
+    plain.setFont(m_font);
+    plain.setForeground(QApplication::palette().color(QPalette::Text));
 
-    if (data.contains(QLatin1String("image/png"))) {
-        const QByteArray bytes = QByteArray::fromBase64(
-                data.value(QLatin1String("image/png")).toString().toLatin1());
-        if (insertImage(QImage::fromData(bytes, "PNG")))
-            return;
+    if (const QJsonValue table = data.value(QLatin1String(DataTableModel::kMime)); table.isObject()) {
+        renderTable(table.toObject());
+        return;
     }
-    if (data.contains(QLatin1String("image/svg+xml"))) {
-        QSvgRenderer renderer(data.value(QLatin1String("image/svg+xml")).toString().toUtf8());
-        if (renderer.isValid()) {
-            QSize size = renderer.defaultSize();
-            if (size.isEmpty())
-                size = QSize(400, 300);
-            if (size.width() > kMaxImageWidth)
-                size = size.scaled(kMaxImageWidth, kMaxImageWidth * 4, Qt::KeepAspectRatio);
-            const qreal ratio = devicePixelRatioF();
-            QImage image(size * ratio, QImage::Format_ARGB32_Premultiplied);
-            image.setDevicePixelRatio(ratio);
-            image.fill(Qt::transparent);
-            QPainter painter(&image);
-            renderer.render(&painter, QRectF(QPointF(0, 0), QSizeF(size)));
-            painter.end();
-            if (insertImage(image))
-                return;
-        }
+    if (const std::optional<PlotImage> plot = PlotImage::fromBundle(data)) {
+        insertImage(block, *plot);
+        if (const QJsonValue chart = data.value(kChartMime); chart.isObject())
+            insertJsonTree(chart, tr("Chart data"), 0);
+        return;
     }
     if (data.contains(QLatin1String("text/html"))) {
         newParagraph();
-        cursor.movePosition(QTextCursor::End);
-        cursor.insertHtml(data.value(QLatin1String("text/html")).toString());
+        writer().insertHtml(data.value(QLatin1String("text/html")).toString());
         m_atParagraphStart = false;
+        return;
+    }
+    if (data.contains(QLatin1String("text/markdown"))) {
+        newParagraph();
+        writer().insertMarkdown(data.value(QLatin1String("text/markdown")).toString());
+        m_atParagraphStart = false;
+        return;
+    }
+    if (data.contains(QLatin1String("text/latex"))) {
+        // The source as written: the view has no TeX to typeset it with.
+        newParagraph();
+        insertText(data.value(QLatin1String("text/latex")).toString(), plain);
+        return;
+    }
+    if (data.contains(QLatin1String("application/json"))) {
+        insertJsonTree(data.value(QLatin1String("application/json")), QString(), 2);
+        return;
+    }
+    if (const QJsonValue chart = data.value(kChartMime); chart.isObject()) {
+        insertJsonTree(chart, tr("Chart data"), 2);
         return;
     }
     const QString text = stripTerminalCodes(data.value(QLatin1String("text/plain")).toString());
     if (text.isEmpty() && !isResult)
         return;
     newParagraph();
-    QTextCharFormat format;
-    format.setFont(m_font);
-    format.setForeground(QApplication::palette().color(QPalette::Text));
-    insertText(text, format);
+    insertText(text, plain);
+}
+
+void OutputView::renderDisplay(Block &block, const Event &event)
+{
+    const QJsonObject data = event.fields.value(QLatin1String("data")).toObject();
+    const QString displayId = event.fields.value(QLatin1String("display_id")).toString();
+    if (displayId.isEmpty()) {
+        renderBundle(block, data, false);
+        return;
+    }
+    if (event.fields.value(QLatin1String("update")).toBool()) {
+        updateDisplay(block, displayId, data);
+        return;
+    }
+    QTextFrame *frame = insertFrame();
+    m_displays[displayId].append(frame);
+    writeInto(frame, [&] { renderBundle(block, data, false); });
+}
+
+void OutputView::updateDisplay(Block &block, const QString &displayId, const QJsonObject &data)
+{
+    // Every place the display is shown, as Jupyter's frontends do; an id never shown here
+    // (its run was cleared, or is not in this view) updates nothing.
+    QList<QPointer<QTextFrame>> &frames = m_displays[displayId];
+    frames.removeIf([this](const QPointer<QTextFrame> &frame) { return !frameIsShown(frame); });
+    for (const QPointer<QTextFrame> &frame : std::as_const(frames)) {
+        clearFrame(frame);
+        writeInto(frame, [&] { renderBundle(block, data, false); });
+    }
+    if (frames.isEmpty())
+        m_displays.remove(displayId);
+    pruneImages();
+}
+
+void OutputView::clearBlockOutput(Block &block)
+{
+    block.pending.clear();
+    block.shownStreamChars = 0;
+    m_hiddenTotal -= block.hiddenStreamChars;
+    block.hiddenStreamChars = 0;
+    block.tail.clear();
+    if (block.outputStart.isNull())
+        return;
+    // From its position only: a cursor that keeps its position on insertion still moves its
+    // anchor.
+    QTextCursor cursor(document());
+    cursor.setPosition(block.outputStart.position());
+    cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+    cursor.removeSelectedText();
+    m_atParagraphStart = false;
+    m_lastWasStream = false;
+    pruneImages();
+    followEnd();
+}
+
+bool OutputView::frameIsShown(const QTextFrame *frame) const
+{
+    if (!frame || frame->document() != document())
+        return false;
+    // A frame whose text was removed may outlive its place in the document for a while.
+    for (const QTextFrame *f = document()->frameAt(frame->firstPosition()); f; f = f->parentFrame()) {
+        if (f == frame)
+            return true;
+    }
+    return false;
+}
+
+QTextFrame *OutputView::insertFrame()
+{
+    QTextFrameFormat format;
+    format.setBorder(0);
+    format.setMargin(0);
+    format.setPadding(0);
+    QTextCursor &cursor = writer();
+    QTextFrame *frame = cursor.insertFrame(format);
+    // The write position is after the frame again: at the end, or after it in the frame that
+    // is being redrawn.
+    cursor = frame->lastCursorPosition();
+    cursor.movePosition(QTextCursor::NextBlock);
+    m_atParagraphStart = true;
+    m_lastWasStream = false;
+    return frame;
+}
+
+void OutputView::clearFrame(QTextFrame *frame)
+{
+    QTextCursor cursor = frame->firstCursorPosition();
+    cursor.setPosition(frame->lastPosition(), QTextCursor::KeepAnchor);
+    cursor.removeSelectedText();
+}
+
+void OutputView::writeInto(QTextFrame *frame, const std::function<void()> &draw)
+{
+    const bool wasInPlace = m_writingInPlace;
+    const QTextCursor saved = m_write;
+    const bool atStart = m_atParagraphStart, lastWasStream = m_lastWasStream;
+    m_writingInPlace = true;
+    m_write = frame->lastCursorPosition();
+    m_atParagraphStart = true;
+    m_lastWasStream = false;
+    draw();
+    m_writingInPlace = wasInPlace;
+    m_write = saved;
+    m_atParagraphStart = wasInPlace ? atStart : true;
+    m_lastWasStream = wasInPlace ? lastWasStream : false;
+}
+
+qreal OutputView::imageRoom() const
+{
+    // The text area less the document's margins and a little air, never below a thumbnail.
+    return qMax<qreal>(120, viewport()->width() - 2 * document()->documentMargin() - 8);
+}
+
+void OutputView::insertImage(Block &block, const PlotImage &plot)
+{
+    const QImage image = plot.image(devicePixelRatioF());
+    const QString name = QStringLiteral("replhost-image://%1/%2").arg(block.executionId).arg(block.imageCount++);
+    document()->addResource(QTextDocument::ImageResource, QUrl(name), image);
+    const QSizeF own = QSizeF(image.size()) / image.devicePixelRatio();
+    QTextImageFormat format;
+    format.setName(name);
+    QSizeF shown = own;
+    if (shown.width() > imageRoom())
+        shown = own * (imageRoom() / own.width());
+    format.setWidth(shown.width());
+    format.setHeight(shown.height());
+    format.setToolTip(tr("Click for full size; right-click to save, copy or zoom"));
+    newParagraph();
+    QTextCursor &cursor = writer();
+    ShownImage entry;
+    entry.name = name;
+    entry.ownSize = own;
+    entry.plot = plot;
+    entry.title = block.executionCount > 0 ? QStringLiteral("figure-%1-%2").arg(block.executionCount).arg(block.imageCount)
+                                           : QStringLiteral("figure-%1").arg(block.imageCount);
+    cursor.insertImage(format);
+    // A cursor of its own before the image's character, which insertions before it move along.
+    entry.at = QTextCursor(document());
+    entry.at.setPosition(cursor.position() - 1);
+    m_images.append(entry);
+    m_atParagraphStart = false;
+}
+
+QTextCursor OutputView::imageSelection(const ShownImage &image) const
+{
+    QTextCursor at(document());
+    at.setPosition(image.at.position());
+    at.movePosition(QTextCursor::NextCharacter, QTextCursor::KeepAnchor);
+    return at;
+}
+
+bool OutputView::imageIsShown(const ShownImage &image) const
+{
+    QTextCursor at = imageSelection(image);
+    const QTextCharFormat format = at.charFormat();
+    return at.hasSelection() && format.isImageFormat() && format.toImageFormat().name() == image.name;
+}
+
+void OutputView::pruneImages()
+{
+    m_images.removeIf([this](const ShownImage &image) { return !imageIsShown(image); });
+}
+
+void OutputView::fitImages()
+{
+    pruneImages();
+    const qreal room = imageRoom();
+    for (const ShownImage &image : std::as_const(m_images)) {
+        QSizeF shown = image.ownSize;
+        if (!image.fullSize && shown.width() > room)
+            shown = image.ownSize * (room / image.ownSize.width());
+        QTextCursor at = imageSelection(image);
+        QTextImageFormat format = at.charFormat().toImageFormat();
+        if (qFuzzyCompare(format.width(), shown.width()) && qFuzzyCompare(format.height(), shown.height()))
+            continue;
+        format.setWidth(shown.width());
+        format.setHeight(shown.height());
+        at.setCharFormat(format);
+    }
+}
+
+int OutputView::imageCount() const
+{
+    return int(m_images.size());
+}
+
+QSizeF OutputView::imageShownSize(int index) const
+{
+    if (index < 0 || index >= m_images.size())
+        return {};
+    const QTextCursor at = imageSelection(m_images.at(index));
+    const QTextImageFormat format = at.charFormat().toImageFormat();
+    return QSizeF(format.width(), format.height());
+}
+
+QRect OutputView::imageRect(int index) const
+{
+    if (index < 0 || index >= m_images.size())
+        return {};
+    const int position = m_images.at(index).at.position();
+    const QTextBlock block = document()->findBlock(position);
+    const QTextLayout *layout = block.layout();
+    if (!layout)
+        return {};
+    const int inBlock = position - block.position();
+    const QTextLine line = layout->lineForTextPosition(inBlock);
+    if (!line.isValid())
+        return {};
+    const QRectF blockRect = document()->documentLayout()->blockBoundingRect(block);
+    const QSizeF size = imageShownSize(index);
+    // The image sits on the line's baseline.
+    const QPointF topLeft(blockRect.left() + line.cursorToX(inBlock),
+                          blockRect.top() + line.y() + line.ascent() - size.height());
+    return QRectF(topLeft - QPointF(horizontalScrollBar()->value(), verticalScrollBar()->value()), size)
+            .toAlignedRect();
+}
+
+int OutputView::imageAt(const QPoint &viewportPos) const
+{
+    for (int i = 0; i < m_images.size(); ++i) {
+        if (imageIsShown(m_images.at(i)) && imageRect(i).contains(viewportPos))
+            return i;
+    }
+    return -1;
+}
+
+bool OutputView::isImageFullSize(int index) const
+{
+    return index >= 0 && index < m_images.size() && m_images.at(index).fullSize;
+}
+
+void OutputView::setImageFullSize(int index, bool fullSize)
+{
+    if (index < 0 || index >= m_images.size())
+        return;
+    m_images[index].fullSize = fullSize;
+    fitImages();
+}
+
+const PlotImage &OutputView::image(int index) const
+{
+    return m_images.at(index).plot;
+}
+
+QMenu *OutputView::createImageMenu(int index, QWidget *parent)
+{
+    auto *menu = new QMenu(parent);
+    if (index < 0 || index >= m_images.size())
+        return menu;
+    const ShownImage &shown = m_images.at(index);
+    shown.plot.addActions(menu, this, shown.title);
+    menu->addSeparator();
+    QAction *full = menu->addAction(shown.fullSize ? tr("Fit to Width") : tr("Show at Full Size"));
+    full->setObjectName(QStringLiteral("imageFullSize"));
+    const QString name = shown.name;
+    connect(full, &QAction::triggered, this, [this, name] {
+        for (int i = 0; i < m_images.size(); ++i) {
+            if (m_images.at(i).name == name)
+                setImageFullSize(i, !m_images.at(i).fullSize);
+        }
+    });
+    return menu;
+}
+
+void OutputView::renderTable(const QJsonObject &table)
+{
+    const DataTableModel model(table);
+    const int rows = qMin(model.rowCount(), kTableRowsShown);
+    const int columns = qMin(model.columnCount(), kTableColumnsShown);
+    if (columns == 0) {
+        newParagraph();
+        insertText(tr("(an empty table)"), mutedFormat());
+        return;
+    }
+    newParagraph();
+    const QPalette palette = QApplication::palette();
+    QTextTableFormat format;
+    format.setBorder(1);
+    format.setBorderStyle(QTextFrameFormat::BorderStyle_Solid);
+    format.setBorderBrush(palette.color(QPalette::Mid));
+    format.setBorderCollapse(true);
+    format.setCellPadding(3);
+    format.setCellSpacing(0);
+    format.setHeaderRowCount(1);
+    QTextCursor &cursor = writer();
+    QTextTable *t = cursor.insertTable(rows + 1, columns, format);
+    QTextCharFormat header;
+    header.setFont(m_font);
+    header.setFontWeight(QFont::Bold);
+    header.setForeground(palette.color(QPalette::Text));
+    QTextCharFormat cell = header;
+    cell.setFontWeight(QFont::Normal);
+    const QColor headerBackground = palette.color(QPalette::AlternateBase);
+    for (int c = 0; c < columns; ++c) {
+        QTextTableCell head = t->cellAt(0, c);
+        QTextCharFormat headCell = head.format();
+        headCell.setBackground(headerBackground);
+        head.setFormat(headCell);
+        head.firstCursorPosition().insertText(model.headerData(c, Qt::Horizontal).toString(), header);
+        for (int r = 0; r < rows; ++r) {
+            QTextCursor at = t->cellAt(r + 1, c).firstCursorPosition();
+            const QModelIndex index = model.index(r, c);
+            if (model.data(index, Qt::TextAlignmentRole).value<Qt::Alignment>() & Qt::AlignRight) {
+                QTextBlockFormat right;
+                right.setAlignment(Qt::AlignRight);
+                at.setBlockFormat(right);
+            }
+            at.insertText(model.data(index).toString(),
+                          model.hasIndex() && c == 0 ? header : cell);
+        }
+    }
+    cursor = t->lastCursorPosition();
+    cursor.movePosition(QTextCursor::NextBlock);
+    const int id = m_nextId++;
+    m_tables.insert(id, table);
+    newParagraph();
+    const int dataColumns = model.columnCount() - (model.hasIndex() ? 1 : 0);
+    QString summary = (model.totalRows() == 1 ? tr("1 row") : tr("%1 rows").arg(model.totalRows()))
+                      + (dataColumns == 1 ? tr(" × 1 column") : tr(" × %1 columns").arg(dataColumns));
+    if (rows < model.totalRows())
+        summary += tr(", the first %1 shown").arg(rows);
+    if (columns < model.columnCount())
+        summary += tr(", %1 columns shown").arg(columns);
+    insertText(summary + QStringLiteral(" · "), mutedFormat());
+    QTextCharFormat link = mutedFormat();
+    link.setAnchor(true);
+    link.setAnchorHref(QStringLiteral("%1:%2").arg(kTableScheme).arg(id));
+    link.setForeground(palette.color(QPalette::Link));
+    link.setFontUnderline(true);
+    insertText(tr("Open as table…"), link);
+}
+
+void OutputView::insertJsonTree(const QJsonValue &value, const QString &title, int foldDepth)
+{
+    const int id = m_nextId++;
+    JsonTree tree;
+    tree.value = value;
+    tree.title = title;
+    tree.foldDepth = foldDepth;
+    tree.frame = insertFrame();
+    m_trees.insert(id, tree);
+    drawJsonTree(id);
+}
+
+void OutputView::drawJsonTree(int treeId)
+{
+    const JsonTree tree = m_trees.value(treeId);
+    if (!frameIsShown(tree.frame)) {
+        m_trees.remove(treeId);
+        return;
+    }
+    clearFrame(tree.frame);
+    writeInto(tree.frame, [&] { drawJsonNode(treeId, tree.title, tree.value, QStringLiteral("$"), 0); });
+}
+
+void OutputView::drawJsonNode(int treeId, const QString &key, const QJsonValue &value,
+                              const QString &path, int depth)
+{
+    const JsonTree &tree = m_trees[treeId];
+    const QPalette palette = QApplication::palette();
+    QTextCharFormat keyFormat;
+    keyFormat.setFont(m_font);
+    keyFormat.setForeground(palette.color(QPalette::Text));
+    keyFormat.setFontWeight(QFont::DemiBold);
+    QTextCharFormat valueFormat = keyFormat;
+    valueFormat.setFontWeight(QFont::Normal);
+    QTextCharFormat stringFormat = valueFormat;
+    stringFormat.setForeground(Themes::resultColour(palette));
+
+    newParagraph();
+    QTextBlockFormat indent;
+    indent.setLeftMargin(depth * 18);
+    writer().setBlockFormat(indent);
+    const bool container = value.isArray() || value.isObject();
+    if (!container) {
+        if (!key.isEmpty())
+            insertText(key + QStringLiteral(": "), keyFormat);
+        if (value.isString())
+            insertText(QStringLiteral("\"%1\"").arg(value.toString()), stringFormat);
+        else
+            insertText(DataTableModel::cellText(value).isEmpty() ? QStringLiteral("null")
+                                                                 : DataTableModel::cellText(value),
+                       valueFormat);
+        return;
+    }
+    const int size = value.isArray() ? int(value.toArray().size()) : int(value.toObject().size());
+    const bool folded = (depth >= tree.foldDepth) != tree.toggled.contains(path);
+    QTextCharFormat toggle = keyFormat;
+    toggle.setAnchor(true);
+    toggle.setAnchorHref(QStringLiteral("%1:%2/%3").arg(kJsonScheme).arg(treeId).arg(path));
+    toggle.setForeground(palette.color(QPalette::Link));
+    insertText(folded ? QStringLiteral("▸ ") : QStringLiteral("▾ "), toggle);
+    if (!key.isEmpty()) {
+        toggle.setForeground(palette.color(QPalette::Text));
+        insertText(key, toggle);
+        insertText(QStringLiteral(": "), keyFormat);
+    }
+    QTextCharFormat summary = mutedFormat();
+    insertText(value.isArray() ? (size == 1 ? tr("[1 item]") : tr("[%1 items]").arg(size))
+                               : (size == 1 ? tr("{1 key}") : tr("{%1 keys}").arg(size)),
+               summary);
+    if (folded)
+        return;
+    int shown = 0;
+    if (value.isArray()) {
+        const QJsonArray array = value.toArray();
+        for (int i = 0; i < array.size() && shown < kJsonItemsShown; ++i, ++shown)
+            drawJsonNode(treeId, QString::number(i), array.at(i), path + QLatin1Char('/') + QString::number(i), depth + 1);
+    } else {
+        const QJsonObject object = value.toObject();
+        for (auto it = object.begin(); it != object.end() && shown < kJsonItemsShown; ++it, ++shown)
+            drawJsonNode(treeId, it.key(), it.value(), path + QLatin1Char('/') + QString::number(shown), depth + 1);
+    }
+    if (size > shown) {
+        newParagraph();
+        QTextBlockFormat more;
+        more.setLeftMargin((depth + 1) * 18);
+        writer().setBlockFormat(more);
+        insertText(tr("⋯ %n more", nullptr, size - shown), mutedFormat());
+    }
 }
 
 void OutputView::renderError(const Event &event)
@@ -657,6 +1134,35 @@ void OutputView::renderDone(Block &block, const Event &event)
     if (event.fields.value(QLatin1String("state_lost")).toBool())
         text += tr(" · the interpreter was restarted; earlier state is gone");
     insertText(text, footer);
+}
+
+void OutputView::contextMenuEvent(QContextMenuEvent *event)
+{
+    const int index = imageAt(event->pos());
+    if (index < 0) {
+        QTextBrowser::contextMenuEvent(event);
+        return;
+    }
+    QMenu *menu = createImageMenu(index, this);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    menu->popup(event->globalPos());
+}
+
+void OutputView::mousePressEvent(QMouseEvent *event)
+{
+    m_pressedAt = event->position().toPoint();
+    QTextBrowser::mousePressEvent(event);
+}
+
+void OutputView::mouseReleaseEvent(QMouseEvent *event)
+{
+    QTextBrowser::mouseReleaseEvent(event);
+    // A click (not a drag that selects) on an image switches it between fitted and full size.
+    const QPoint at = event->position().toPoint();
+    if (event->button() != Qt::LeftButton || (at - m_pressedAt).manhattanLength() > 4)
+        return;
+    if (const int index = imageAt(at); index >= 0)
+        setImageFullSize(index, !isImageFullSize(index));
 }
 
 void OutputView::changeEvent(QEvent *event)

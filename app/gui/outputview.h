@@ -1,26 +1,46 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "plotimage.h"
+
 #include "core/contextmanager.h"
 
 #include <replhost/sdk/event.h>
 
 #include <QHash>
+#include <QJsonValue>
 #include <QList>
+#include <QPointer>
+#include <QSet>
 #include <QTextBrowser>
 #include <QTextCharFormat>
 #include <QTextCursor>
 #include <QTimer>
 
+#include <functional>
+
+class QMenu;
+class QTextFrame;
 class QToolButton;
 
 namespace replhost::gui {
 
 // A transcript of executions as a rich-text view: each execution's code, then its outputs as
-// they stream — stdout in the text colour, stderr in a warm colour, results ("Out[n]") as text,
-// HTML or images (PNG, SVG), errors on a tinted block with the traceback's frames and final line
-// emphasised, and a footer with the status and duration. The view follows new output while the
-// user is at its end; scrolled up, it stays put and shows a "jump to latest" button.
+// they stream — stdout in the text colour, stderr in a warm colour, results ("Out[n]") and
+// displays, errors on a tinted block with the traceback's frames and final line emphasised, and
+// a footer with the status and duration. The view follows new output while the user is at its
+// end; scrolled up, it stays put and shows a "jump to latest" button.
+//
+// A MIME bundle shows its richest form the view knows: a table (application/vnd.replhost.data+
+// json, its first kTableRowsShown rows, with a link that opens the whole table), an image (PNG,
+// JPEG, SVG; a chart's data, application/vnd.replhost.chart+json, as a folded tree under it),
+// HTML, Markdown, LaTeX as its source text, JSON (application/json) as a tree whose nodes fold
+// on a click, then text/plain. Images are scaled to the view's width; a click shows one at its
+// own size and back, and its context menu saves, copies and zooms it (see PlotImage).
+//
+// A display with a display_id can be updated: a display event with `update: true` and the
+// same id redraws every place that display is shown, in place. A clear_output event clears
+// what the run has shown so far; with `wait`, only once the run's next output arrives.
 //
 // Long output stays responsive: stream text is coalesced and inserted at most every few tens of
 // milliseconds, and only the first kStreamCharsShown characters of an execution's streams are
@@ -37,6 +57,9 @@ public:
     static constexpr int kTailChars = 16 * 1024;
     // Past this size the view starts over at the next execution (the history keeps everything).
     static constexpr int kDocumentCharsKept = 4'000'000;
+    // Rows of a table shown in the transcript; the table's window has all it carries.
+    static constexpr int kTableRowsShown = 30;
+    static constexpr int kTableColumnsShown = 24;
 
     explicit OutputView(QWidget *parent = nullptr);
 
@@ -63,6 +86,21 @@ public:
     // end, true again once they scroll back or press the "jump to latest" button shown meanwhile.
     bool isFollowing() const;
 
+    // The images shown, in the order they were drawn (replaced and cleared ones are gone).
+    int imageCount() const;
+    // The size an image is drawn at, and where (viewport coordinates).
+    QSizeF imageShownSize(int index) const;
+    QRect imageRect(int index) const;
+    // The image at a viewport position, or -1.
+    int imageAt(const QPoint &viewportPos) const;
+    // Whether an image is shown at its own size rather than fitted to the width; a click on
+    // it switches.
+    bool isImageFullSize(int index) const;
+    void setImageFullSize(int index, bool fullSize);
+    const PlotImage &image(int index) const;
+    // The image's context menu (save, copy, zoom, full size), owned by the caller.
+    QMenu *createImageMenu(int index, QWidget *parent);
+
 public slots:
     // Scrolls to the end and follows new output again.
     void jumpToLatest();
@@ -74,6 +112,10 @@ signals:
 protected:
     void changeEvent(QEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
+    bool viewportEvent(QEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
 
 private:
     struct Block {
@@ -94,6 +136,25 @@ private:
         // Where the duration comes from when the Done event does not carry one.
         std::weak_ptr<core::Execution> execution;
         qint64 recordedDurationMs = -1;
+        // Where the run's output starts (after its code), for clear_output; stays put when
+        // output is appended there.
+        QTextCursor outputStart;
+        bool clearPending = false;  // a clear_output with wait: clear at the next output
+    };
+    struct ShownImage {
+        QTextCursor at;  // before the image's character
+        QString name;
+        QSizeF ownSize;
+        bool fullSize = false;
+        PlotImage plot;
+        QString title;
+    };
+    struct JsonTree {
+        QPointer<QTextFrame> frame;
+        QJsonValue value;
+        QString title;
+        int foldDepth = 2;     // nodes this deep start folded
+        QSet<QString> toggled;  // paths whose fold was switched by a click
     };
 
     Block &beginBlock(const QString &executionId, int executionCount, const QString &code,
@@ -104,6 +165,31 @@ private:
     void flushPending();
     void flushBlock(Block &block);
     void renderBundle(Block &block, const QJsonObject &data, bool isResult);
+    void renderDisplay(Block &block, const sdk::Event &event);
+    void updateDisplay(Block &block, const QString &displayId, const QJsonObject &data);
+    void clearBlockOutput(Block &block);
+    void insertImage(Block &block, const PlotImage &plot);
+    void renderTable(const QJsonObject &table);
+    // A JSON tree in a frame of its own, redrawn in place when a node is (un)folded.
+    void insertJsonTree(const QJsonValue &value, const QString &title, int foldDepth);
+    void drawJsonTree(int treeId);
+    void drawJsonNode(int treeId, const QString &key, const QJsonValue &value, const QString &path,
+                      int depth);
+    // A frame at the write position, for output redrawn in place later.
+    QTextFrame *insertFrame();
+    // Writes into `frame` (after what it holds) instead of at the end, for the call.
+    void writeInto(QTextFrame *frame, const std::function<void()> &draw);
+    static void clearFrame(QTextFrame *frame);
+    bool frameIsShown(const QTextFrame *frame) const;
+    // Where output goes: the end of the document, or a frame being redrawn.
+    QTextCursor &writer();
+    void fitImages();
+    qreal imageRoom() const;
+    // The image entry still at its place in the document, or null (its output was replaced).
+    bool imageIsShown(const ShownImage &image) const;
+    // The image's character, selected.
+    QTextCursor imageSelection(const ShownImage &image) const;
+    void pruneImages();
     void renderError(const sdk::Event &event);
     void renderDone(Block &block, const sdk::Event &event);
     // One line for a "restored" event: what the replay restored, or where it stopped.
@@ -130,6 +216,15 @@ private:
     bool m_following = true;
     bool m_scrollingToEnd = false;  // the view's own scrolling, not the user's
     QToolButton *m_jumpButton = nullptr;  // child of the view
+    QTextCursor m_write;
+    bool m_writingInPlace = false;
+    QList<ShownImage> m_images;
+    QHash<QString, QList<QPointer<QTextFrame>>> m_displays;  // display_id -> where it is shown
+    QHash<int, JsonTree> m_trees;
+    QHash<int, QJsonObject> m_tables;
+    int m_nextId = 0;
+    QTimer m_fitTimer;
+    QPoint m_pressedAt;
 };
 
 } // namespace replhost::gui

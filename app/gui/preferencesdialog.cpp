@@ -26,6 +26,8 @@ PreferencesDialog::PreferencesDialog(const WorkbenchSettings &settings, const QS
     , m_port(new QSpinBox(this))
     , m_askRestart(new QCheckBox(tr("Ask before restarting a context"), this))
     , m_askDelete(new QCheckBox(tr("Ask before deleting a context"), this))
+    , m_wordWrap(new QCheckBox(tr("Wrap long lines"), this))
+    , m_showWhitespace(new QCheckBox(tr("Show spaces and tabs"), this))
 {
     setWindowTitle(tr("Preferences"));
     m_editorFont->setFontFilters(QFontComboBox::MonospacedFonts);
@@ -48,10 +50,16 @@ PreferencesDialog::PreferencesDialog(const WorkbenchSettings &settings, const QS
     m_port->setToolTip(tr("0 picks a free port"));
     m_askRestart->setChecked(settings.askBeforeRestart);
     m_askDelete->setChecked(settings.askBeforeDelete);
+    m_wordWrap->setObjectName(QStringLiteral("wordWrap"));
+    m_wordWrap->setChecked(settings.wordWrap);
+    m_showWhitespace->setObjectName(QStringLiteral("showWhitespace"));
+    m_showWhitespace->setChecked(settings.showWhitespace);
 
     auto *form = new QFormLayout;
     form->addRow(tr("&Editor font:"), m_editorFont);
     form->addRow(tr("Editor font &size:"), m_editorSize);
+    form->addRow(tr("Editor:"), m_wordWrap);
+    form->addRow(QString(), m_showWhitespace);
     form->addRow(tr("&Output font size:"), m_outputSize);
     form->addRow(tr("&Theme:"), m_theme);
     form->addRow(tr("&Default language:"), m_language);
@@ -81,6 +89,8 @@ WorkbenchSettings PreferencesDialog::settings() const
     s.serverPort = quint16(m_port->value());
     s.askBeforeRestart = m_askRestart->isChecked();
     s.askBeforeDelete = m_askDelete->isChecked();
+    s.wordWrap = m_wordWrap->isChecked();
+    s.showWhitespace = m_showWhitespace->isChecked();
     return s;
 }
 

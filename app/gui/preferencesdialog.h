@@ -12,7 +12,8 @@ class QSpinBox;
 
 namespace replhost::gui {
 
-// Edits a WorkbenchSettings value (fonts, theme, default language, server autostart and port);
+// Edits a WorkbenchSettings value (fonts, theme, default language, server autostart and port,
+// confirmations, the editors' word wrap and whitespace);
 // the window saves and applies it when the dialog is accepted.
 //
 // Ownership: a QDialog, usually on its caller's stack. GUI thread only.
@@ -35,6 +36,8 @@ private:
     QSpinBox *m_port;
     QCheckBox *m_askRestart;
     QCheckBox *m_askDelete;
+    QCheckBox *m_wordWrap;
+    QCheckBox *m_showWhitespace;
 };
 
 } // namespace replhost::gui

@@ -32,6 +32,8 @@ WorkbenchSettings WorkbenchSettings::load(QSettings &settings)
     s.serverPort = port <= 65535 ? quint16(port) : s.serverPort;
     s.askBeforeRestart = settings.value(QStringLiteral("confirm/restart"), s.askBeforeRestart).toBool();
     s.askBeforeDelete = settings.value(QStringLiteral("confirm/delete"), s.askBeforeDelete).toBool();
+    s.wordWrap = settings.value(QStringLiteral("editor/wordWrap"), s.wordWrap).toBool();
+    s.showWhitespace = settings.value(QStringLiteral("editor/showWhitespace"), s.showWhitespace).toBool();
     s.windowGeometry = settings.value(QStringLiteral("window/geometry")).toByteArray();
     s.windowState = settings.value(QStringLiteral("window/state")).toByteArray();
     return s;
@@ -47,6 +49,8 @@ void WorkbenchSettings::save(QSettings &settings) const
     settings.setValue(QStringLiteral("server/port"), serverPort);
     settings.setValue(QStringLiteral("confirm/restart"), askBeforeRestart);
     settings.setValue(QStringLiteral("confirm/delete"), askBeforeDelete);
+    settings.setValue(QStringLiteral("editor/wordWrap"), wordWrap);
+    settings.setValue(QStringLiteral("editor/showWhitespace"), showWhitespace);
     settings.setValue(QStringLiteral("window/geometry"), windowGeometry);
     settings.setValue(QStringLiteral("window/state"), windowState);
     settings.sync();

@@ -12,7 +12,7 @@ class QSettings;
 namespace replhost::gui {
 
 // The workbench's preferences, kept in QSettings: fonts, theme, default language, server
-// autostart and port, the confirmations, window layout. Values are read once by load() and written by save(); the
+// autostart and port, the confirmations, the editors' word wrap and whitespace, window layout. Values are read once by load() and written by save(); the
 // object itself is a plain value. GUI thread only.
 class WorkbenchSettings {
 public:
@@ -25,6 +25,9 @@ public:
     // Restart and delete ask first, until the user ticks "Don't ask again".
     bool askBeforeRestart = true;
     bool askBeforeDelete = true;
+    // The editors wrap long lines at word boundaries; they show spaces and tabs as marks.
+    bool wordWrap = false;
+    bool showWhitespace = false;
     QByteArray windowGeometry;
     QByteArray windowState;
 

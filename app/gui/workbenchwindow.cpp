@@ -12,10 +12,12 @@
 #include "languagebadge.h"
 #include "newcontextdialog.h"
 #include "outputview.h"
+#include "plotspanel.h"
 #include "pluginsdialog.h"
 #include "preferencesdialog.h"
 #include "serverpanel.h"
 #include "shortcutsdialog.h"
+#include "variablespanel.h"
 #include "workspacesettingsdialog.h"
 #include "themes.h"
 
@@ -36,6 +38,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
@@ -44,6 +47,8 @@
 #include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
+#include <QTabBar>
+#include <QTableWidget>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -208,6 +213,8 @@ void WorkbenchWindow::buildWidgets()
     m_history = new HistoryPanel(m_engine, this);
     m_env = new EnvPanel(m_engine, this);
     m_server = new ServerPanel(m_engine, m_options.tokenOverride, this);
+    m_variables = new VariablesPanel(m_engine, this);
+    m_plots = new PlotsPanel(m_engine, this);
     m_output->setObjectName(QStringLiteral("output"));
 
     m_editorTitle = new QLabel(this);
@@ -237,12 +244,26 @@ void WorkbenchWindow::buildWidgets()
     m_contextsDock = addDock(QStringLiteral("contextsDock"), tr("Contexts"), m_tree, Qt::LeftDockWidgetArea);
     m_filesDock = addDock(QStringLiteral("filesDock"), tr("Files"), m_files, Qt::LeftDockWidgetArea);
     splitDockWidget(m_contextsDock, m_filesDock, Qt::Vertical);
+    m_variablesDock = addDock(QStringLiteral("variablesDock"), tr("Variables"), m_variables, Qt::RightDockWidgetArea);
+    m_plotsDock = addDock(QStringLiteral("plotsDock"), tr("Plots"), m_plots, Qt::RightDockWidgetArea);
     m_historyDock = addDock(QStringLiteral("historyDock"), tr("History"), m_history, Qt::RightDockWidgetArea);
     m_envDock = addDock(QStringLiteral("envDock"), tr("Environment"), m_env, Qt::RightDockWidgetArea);
     m_serverDock = addDock(QStringLiteral("serverDock"), tr("Server"), m_server, Qt::RightDockWidgetArea);
+    tabifyDockWidget(m_variablesDock, m_plotsDock);
+    tabifyDockWidget(m_plotsDock, m_historyDock);
     tabifyDockWidget(m_historyDock, m_envDock);
     tabifyDockWidget(m_envDock, m_serverDock);
     m_historyDock->raise();
+    // Five panels share the right: their tabs keep their whole titles and scroll when the
+    // window is narrow, instead of being cut to "Vari…" (Qt's dock tab bars elide).
+    const auto keepTabTitlesWhole = [this] {
+        for (QTabBar *bar : findChildren<QTabBar *>(Qt::FindDirectChildrenOnly)) {
+            bar->setElideMode(Qt::ElideNone);
+            bar->setUsesScrollButtons(true);
+        }
+    };
+    QTimer::singleShot(0, this, keepTabTitlesWhole);
+    connect(this, &QMainWindow::tabifiedDockWidgetActivated, this, keepTabTitlesWhole);
     resizeDocks({m_contextsDock, m_historyDock}, {300, 400}, Qt::Horizontal);
     resizeDocks({m_contextsDock, m_filesDock}, {480, 220}, Qt::Vertical);
 
@@ -475,6 +496,14 @@ void WorkbenchWindow::buildActions()
     QAction *focusServer = addAction(QStringLiteral("actionFocusServer"), tr("Server"),
                                      {QKeySequence(Qt::CTRL | Qt::Key_7)}, tr("Show the HTTP server panel"),
                                      [this] { focusDock(m_serverDock, m_server); });
+    QAction *focusVariables = addAction(QStringLiteral("actionFocusVariables"), tr("Variables"),
+                                        {QKeySequence(Qt::CTRL | Qt::Key_8)},
+                                        tr("Show the context's variables"),
+                                        [this] { focusDock(m_variablesDock, m_variables->table()); });
+    QAction *focusPlots = addAction(QStringLiteral("actionFocusPlots"), tr("Plots"),
+                                    {QKeySequence(Qt::CTRL | Qt::Key_9)},
+                                    tr("Show every plot the context made, newest first"),
+                                    [this] { focusDock(m_plotsDock, m_plots->list()); });
     QAction *toggleServer = addAction(QStringLiteral("actionToggleServer"), tr("Start/Stop &Server"),
                                       {QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S)},
                                       tr("Start or stop the embedded HTTP server"), [this] {
@@ -558,7 +587,8 @@ void WorkbenchWindow::buildActions()
     contextMenu->addAction(workspaceSettings);
     contextMenu->addSeparator();
     contextMenu->addActions({complete, next, previous, clear});
-    viewMenu->addActions({focusContexts, focusEditor, focusOutput, focusHistory, focusEnv, focusFiles, focusServer});
+    viewMenu->addActions({focusContexts, focusEditor, focusOutput, focusVariables, focusPlots, focusHistory,
+                          focusEnv, focusFiles, focusServer});
     viewMenu->addSeparator();
     viewMenu->addActions({toggleServer, plugins});
     // Each panel once: its entry shows and focuses it; its title bar's button hides it.
@@ -632,6 +662,8 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
     m_history->setContext(m_workspace, contextId);
     m_env->setContext(m_workspace, contextId);
     m_server->setContext(m_workspace, contextId, m_contextLanguage);
+    m_variables->setContext(m_workspace, contextId, m_contextState);
+    m_plots->setContext(m_workspace, contextId);
     updateRunStatus();
     updateActions();
 }
@@ -735,7 +767,11 @@ void WorkbenchWindow::onContextChanged(const core::ContextInfo &info)
     m_tabs->renameContext(info.id, ContextTree::displayName(info));
     if (info.id != m_contextId)
         return;
+    // The variables are listed again whenever the interpreter is back to waiting for code.
+    const bool nowIdle = info.state == QLatin1String("idle") && m_contextState != info.state;
     m_contextState = info.state;
+    if (nowIdle)
+        m_variables->refresh();
     updateEditorTitle();
     updateActions();
     updateRunStatus();
@@ -861,6 +897,7 @@ void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
             [this, keep] { onExecutionFinished(keep); }, Qt::SingleShotConnection);
     if (execution->contextId() == m_contextId) {
         m_output->addExecution(execution);
+        m_plots->noteExecution(execution);
         followForStatus(execution);
     }
 }
@@ -870,6 +907,7 @@ void WorkbenchWindow::onExecutionFinished(const core::ExecutionPtr &execution)
     if (execution->contextId() == m_contextId) {
         m_history->refresh();
         m_env->refreshEffective();
+        m_variables->refresh();
     }
     updateRunStatus();
 }
@@ -1208,6 +1246,7 @@ void WorkbenchWindow::applyPreferences(const WorkbenchSettings &prefs)
     if (themeChanged)
         Themes::apply(prefs.theme);
     m_tabs->setEditorFont(prefs.editorFont);
+    m_tabs->setViewOptions(prefs.wordWrap, prefs.showWhitespace);
     for (CodeEditor *each : m_tabs->editors())
         each->applyPalette();
     m_output->setOutputFont(prefs.outputFont);

@@ -31,11 +31,13 @@ class FileBrowser;
 class FindBar;
 class HistoryPanel;
 class OutputView;
+class PlotsPanel;
 class PluginsDialog;
 class ServerPanel;
+class VariablesPanel;
 
 // The workbench: contexts and files on the left, the editor's tabs over the output in the
-// middle, history, env layers and the HTTP server on the right. Each tab is a file or a context's
+// middle, variables, plots, history, env layers and the HTTP server on the right. Each tab is a file or a context's
 // untitled buffer, bound to the context its code runs in; switching tabs selects that context,
 // and selecting a context shows its buffer. The open tabs come back at the next start. Every action has a shortcut (see the
 // help dialog, F1). Executions started anywhere — here or through the HTTP API — appear live in
@@ -105,6 +107,8 @@ public:
     HistoryPanel *history() const { return m_history; }
     EnvPanel *envPanel() const { return m_env; }
     ServerPanel *serverPanel() const { return m_server; }
+    VariablesPanel *variablesPanel() const { return m_variables; }
+    PlotsPanel *plotsPanel() const { return m_plots; }
     FileBrowser *fileBrowser() const { return m_files; }
     PluginsDialog *pluginsDialog() const;  // null until showPlugins()
     // Every action, for the help dialog and for tests (by objectName).
@@ -179,11 +183,14 @@ private:
     HistoryPanel *m_history = nullptr;
     EnvPanel *m_env = nullptr;
     ServerPanel *m_server = nullptr;
+    VariablesPanel *m_variables = nullptr;
+    PlotsPanel *m_plots = nullptr;
     QLabel *m_editorTitle = nullptr;
     QLabel *m_runStatus = nullptr;
     QLabel *m_serverStatus = nullptr;
     QDockWidget *m_contextsDock = nullptr, *m_filesDock = nullptr, *m_historyDock = nullptr,
-                *m_envDock = nullptr, *m_serverDock = nullptr;
+                *m_envDock = nullptr, *m_serverDock = nullptr, *m_variablesDock = nullptr,
+                *m_plotsDock = nullptr;
     QPointer<PluginsDialog> m_pluginsDialog;
     QList<QAction *> m_actions;
 };

@@ -569,12 +569,12 @@ def _column(values):
     return [_json_value(v) for v in values.tolist()]
 
 
-def _table_data(obj, pandas):
+def _table_data(obj, pandas, max_rows=_DATA_MAX_ROWS):
     """The application/vnd.replhost.data+json of a DataFrame or Series: its columns in order,
-    each with its values as a list (at most _DATA_MAX_ROWS of them), and the index."""
+    each with its values as a list (at most max_rows of them), and the index."""
     frame = obj.to_frame() if isinstance(obj, pandas.Series) else obj
     total = len(frame)
-    shown = frame.iloc[:_DATA_MAX_ROWS] if total > _DATA_MAX_ROWS else frame
+    shown = frame.iloc[:max_rows] if total > max_rows else frame
     columns = []
     for i, name in enumerate(shown.columns):
         column = shown.iloc[:, i]
@@ -1722,6 +1722,73 @@ def _short_repr(value, limit):
     return text
 
 
+# A variable's table (the data+json form) carries at most this many rows and columns, so that
+# listing the variables stays cheap however large the frames are.
+_VAR_TABLE_ROWS = 200
+_VAR_TABLE_COLUMNS = 50
+
+
+def _from_numeric_library(value):
+    # Only these are asked for a shape: any other object's attributes may run user code.
+    return type(value).__module__.split(".")[0] in ("numpy", "pandas")
+
+
+def _var_size(value):
+    """A short size: a shape for arrays and frames, a length for built-in containers."""
+    if _from_numeric_library(value):
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple) and all(isinstance(n, int) for n in shape):
+            return " \u00d7 ".join(str(n) for n in shape) if shape else "1"
+        return None
+    if isinstance(value, (str, bytes, bytearray, list, tuple, dict, set, frozenset)):
+        return str(len(value))
+    return None
+
+
+def _rows_table(columns, rows, total):
+    return {
+        "columns": [{"name": c, "dtype": "object", "values": [_json_value(v) for v in vals]}
+                    for c, vals in zip(columns, rows)],
+        "index": {"name": None, "values": list(range(len(rows[0]) if rows else 0))},
+        "rows": len(rows[0]) if rows else 0,
+        "total_rows": total,
+        "truncated": total > (len(rows[0]) if rows else 0),
+    }
+
+
+def _var_table(value):
+    """The value as a data+json table when it is one: a DataFrame or Series, a 1-D or 2-D
+    array, a list or tuple (of scalars, of rows, or of dicts); else None."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series)):
+        frame = value.to_frame() if isinstance(value, pandas.Series) else value
+        return _table_data(frame.iloc[:, :_VAR_TABLE_COLUMNS], pandas, _VAR_TABLE_ROWS)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.ndarray) and value.ndim in (1, 2):
+        shown = value[:_VAR_TABLE_ROWS]
+        if value.ndim == 1:
+            return _rows_table(["value"], [shown.tolist()], len(value))
+        shown = shown[:, :_VAR_TABLE_COLUMNS]
+        return _rows_table(list(range(shown.shape[1])), shown.T.tolist(), len(value))
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    shown = value[:_VAR_TABLE_ROWS]
+    if all(isinstance(r, dict) for r in shown):
+        keys = []
+        for r in shown:
+            for k in r:
+                if k not in keys and len(keys) < _VAR_TABLE_COLUMNS:
+                    keys.append(k)
+        return _rows_table([str(k) for k in keys], [[r.get(k) for r in shown] for k in keys],
+                           len(value))
+    if all(isinstance(r, (list, tuple)) for r in shown):
+        width = min(max(len(r) for r in shown), _VAR_TABLE_COLUMNS)
+        return _rows_table(list(range(width)),
+                           [[r[i] if i < len(r) else None for r in shown] for i in range(width)],
+                           len(value))
+    return _rows_table(["value"], [list(shown)], len(value))
+
+
 def _variables(req):
     limit = req.get("max_repr")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
@@ -1734,7 +1801,17 @@ def _variables(req):
             tname = type(value).__name__
         except Exception:
             tname = "?"
-        out.append({"name": name, "type": tname, "repr": _short_repr(value, limit)})
+        entry = {"name": name, "type": tname, "repr": _short_repr(value, limit)}
+        try:
+            size = _var_size(value)
+            if size is not None:
+                entry["size"] = size
+            table = _var_table(value)
+            if table is not None:
+                entry["table"] = table
+        except Exception as e:
+            _log("debug", "no size or table for %s: %s: %s" % (name, type(e).__name__, e))
+        out.append(entry)
     _emit({"type": "variables_reply", "id": req.get("id"), "variables": out})
 
 

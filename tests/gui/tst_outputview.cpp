@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The output view on its own (no engine): it follows new runs while the user is at its end, and
-// stays where the user scrolled to otherwise, offering a way back to the newest output.
+// stays where the user scrolled to otherwise, offering a way back to the newest output; display
+// updates redraw in place and clear_output clears a run's output (tst_richworkbench has the same
+// from a real interpreter).
 #include "gui/outputview.h"
+
+#include <QJsonObject>
 
 #include <QScrollBar>
 #include <QTest>
@@ -14,6 +18,9 @@ class tst_OutputView : public QObject {
 private slots:
     void newRunsAreFollowedAtTheEnd();
     void scrolledUpViewStaysAndOffersJumpToLatest();
+    void updateRedrawsTheDisplayInPlace();
+    void clearOutputClearsOnlyTheRunsOutput();
+    void clearOutputWithWaitClearsAtTheNextOutput();
 
 private:
     static void addRuns(OutputView &view, int from, int count);
@@ -79,6 +86,78 @@ void tst_OutputView::scrolledUpViewStaysAndOffersJumpToLatest()
     QVERIFY(!jump->isVisible());
     addRuns(view, 53, 2);
     QCOMPARE(bar->value(), bar->maximum());
+}
+
+namespace {
+
+using replhost::sdk::Event;
+
+QJsonObject html(const QString &text)
+{
+    return QJsonObject{{QStringLiteral("text/html"), text}, {QStringLiteral("text/plain"), text}};
+}
+
+Event display(const QString &text, const QString &displayId = {}, bool update = false)
+{
+    Event event = Event::display(QStringLiteral("run"), html(text));
+    if (!displayId.isEmpty())
+        event.fields.insert(QStringLiteral("display_id"), displayId);
+    if (update)
+        event.fields.insert(QStringLiteral("update"), true);
+    return event;
+}
+
+} // namespace
+
+void tst_OutputView::updateRedrawsTheDisplayInPlace()
+{
+    OutputView view;
+    view.addRecorded(QStringLiteral("run"), 1, QStringLiteral("work()"),
+                     {Event::started(QStringLiteral("run"), 1), display(QStringLiteral("step one"), QStringLiteral("bar")),
+                      Event::stream(QStringLiteral("run"), QStringLiteral("stdout"), QStringLiteral("printed below\n")),
+                      display(QStringLiteral("step two"), QStringLiteral("bar"), true),
+                      display(QStringLiteral("other"), QStringLiteral("unknown"), true),
+                      Event::done(QStringLiteral("run"), QStringLiteral("ok"))});
+    const QString text = view.toPlainText();
+    QVERIFY2(!text.contains(QLatin1String("step one")), qPrintable(text));
+    QVERIFY2(text.indexOf(QLatin1String("step two")) >= 0
+                     && text.indexOf(QLatin1String("step two")) < text.indexOf(QLatin1String("printed below")),
+             qPrintable(text));
+    QVERIFY(!text.contains(QLatin1String("other")));  // an update of nothing shown shows nothing
+}
+
+void tst_OutputView::clearOutputClearsOnlyTheRunsOutput()
+{
+    OutputView view;
+    view.addRecorded(QStringLiteral("before"), 1, QStringLiteral("setup()"),
+                     {Event::stream(QStringLiteral("before"), QStringLiteral("stdout"), QStringLiteral("earlier run\n")),
+                      Event::done(QStringLiteral("before"), QStringLiteral("ok"))});
+    view.addRecorded(QStringLiteral("run"), 2, QStringLiteral("work()"),
+                     {Event::stream(QStringLiteral("run"), QStringLiteral("stdout"), QStringLiteral("old line\n")),
+                      display(QStringLiteral("old display")), Event::clearOutput(QStringLiteral("run")),
+                      Event::stream(QStringLiteral("run"), QStringLiteral("stdout"), QStringLiteral("new line\n")),
+                      Event::done(QStringLiteral("run"), QStringLiteral("ok"))});
+    const QString text = view.toPlainText();
+    QVERIFY2(!text.contains(QLatin1String("old")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String("new line")), qPrintable(text));
+    QVERIFY(text.contains(QLatin1String("earlier run")));
+    QVERIFY(text.contains(QLatin1String("work()")));
+}
+
+void tst_OutputView::clearOutputWithWaitClearsAtTheNextOutput()
+{
+    OutputView view;
+    view.addRecorded(QStringLiteral("run"), 1, QStringLiteral("animate()"),
+                     {display(QStringLiteral("frame 0")), Event::clearOutput(QStringLiteral("run"), true)});
+    QVERIFY2(view.toPlainText().contains(QLatin1String("frame 0")), qPrintable(view.toPlainText()));
+    view.addRecorded(QStringLiteral("next"), 2, QStringLiteral("animate()"),
+                     {display(QStringLiteral("frame 0")), Event::clearOutput(QStringLiteral("next"), true),
+                      display(QStringLiteral("frame 1")), Event::clearOutput(QStringLiteral("next"), true),
+                      display(QStringLiteral("frame 2"))});
+    const QString text = view.toPlainText();
+    QCOMPARE(text.count(QLatin1String("frame 0")), 1);  // the first run's stays
+    QVERIFY2(!text.contains(QLatin1String("frame 1")), qPrintable(text));
+    QVERIFY(text.contains(QLatin1String("frame 2")));
 }
 
 QTEST_MAIN(tst_OutputView)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Drives the workbench through its main states on a real display and saves what the screen
 // shows: an empty workbench, a run with output and a figure, an error, the plugins page, the
-// server panel and the dark theme. The editor's tabs (files, cells with their bands) and the
-// find bar are rendered from the window itself at 1400×900 and 1000×700, the two sizes the
+// server panel and the dark theme. The editor's tabs (files, cells with their bands), the find
+// bar, rich results (a chart, a DataFrame's table, an updating display) and the Variables and
+// Plots panels are rendered from the window itself at 1400×900 and 1000×700, the two sizes the
 // layout must hold.
 //
 //   xvfb-run -s '-screen 0 1400x900x24' build/bin/workbench_screenshots docs/screenshots
@@ -11,6 +12,7 @@
 #include "gui/contexttree.h"
 #include "gui/editortabs.h"
 #include "gui/findbar.h"
+#include "gui/outputview.h"
 #include "gui/pluginsdialog.h"
 #include "gui/serverpanel.h"
 #include "gui/workbenchwindow.h"
@@ -171,6 +173,51 @@ int main(int argc, char *argv[])
         dialog.move(screen.center() - dialog.rect().center());
         shoot(out, QStringLiteral("workspace-settings"));
     }
+
+    // Rich results in a context of their own, and the panels that list what it holds.
+    const QString analysisId = window->currentContextId();
+    request.name = QStringLiteral("report");
+    window->createContext(request);
+    run(*window, QStringLiteral(
+            "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+            "fig, ax = plt.subplots(figsize=(9, 3.2))\n"
+            "ax.bar(['Mon', 'Tue', 'Wed', 'Thu', 'Fri'], [12, 19, 7, 15, 22], color='#4C72B0')\n"
+            "ax.set_title('Orders per day')\nax.set_ylabel('orders')\nplt.show()"));
+    render(*window, out, QStringLiteral("chart"));
+    run(*window, QStringLiteral(
+            "import pandas as pd\n"
+            "sales = pd.DataFrame({'region': ['north', 'south', 'east', 'west'],\n"
+            "                      'orders': [120, 87, 143, 66],\n"
+            "                      'revenue': [10450.5, 7320.0, 12980.25, 5120.75],\n"
+            "                      'updated': pd.to_datetime(['2026-11-30', '2026-12-01', '2026-12-01', '2026-11-29'])})\n"
+            "sales"));
+    render(*window, out, QStringLiteral("dataframe"));
+    // Shot while it runs: the display shows the step it was last updated to.
+    window->editor()->setText(QStringLiteral(
+            "from IPython.display import display, HTML, Markdown\nimport time\n"
+            "status = display(HTML('<b>loading 0 of 4 files…</b>'), display_id=True)\n"
+            "print('each step updates the line above in place')\n"
+            "for n in range(1, 5):\n    time.sleep(1.5)\n"
+            "    status.update(HTML(f'<b>loading {n} of 4 files…</b> ' + '█' * n + '░' * (4 - n)))\n"
+            "status.update(Markdown('**done**: 4 files'))"));
+    window->runEditor();
+    const core::ExecutionPtr updating = window->lastExecution();
+    if (!QTest::qWaitFor([&] { return window->output()->toPlainText().contains(QStringLiteral("loading 2 of 4")); }, 60000))
+        std::fprintf(stderr, "the display was not updated\n");
+    render(*window, out, QStringLiteral("update"));
+    if (!updating || !QTest::qWaitFor([&] { return updating->isFinished(); }, 60000))
+        std::fprintf(stderr, "the updating run did not finish\n");
+    run(*window, QStringLiteral(
+            "import numpy as np\nfig, ax = plt.subplots(figsize=(5, 3))\n"
+            "ax.scatter(sales['orders'], sales['revenue'])\nax.set_title('Revenue by orders')\nplt.show()\n"
+            "weights = np.linspace(0, 1, 12)\nregions = list(sales['region'])\nthreshold = 100"));
+    if (auto *dock = window->findChild<QDockWidget *>(QStringLiteral("variablesDock")))
+        dock->raise();
+    render(*window, out, QStringLiteral("variables"));
+    if (auto *dock = window->findChild<QDockWidget *>(QStringLiteral("plotsDock")))
+        dock->raise();
+    render(*window, out, QStringLiteral("plots"));
+    window->contextTree()->selectContext(analysisId);
 
     window->serverPanel()->start(0);
     if (auto *dock = window->findChild<QDockWidget *>(QStringLiteral("serverDock")))

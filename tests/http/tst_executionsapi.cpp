@@ -45,6 +45,7 @@ private slots:
     void displayUpdatesAndClearsAreStreamed();
     void completionAnswersMatches();
     void variablesListNameTypeAndRepr();
+    void variablesCarrySizeAndTable();
     void completionWaitsForAStartingInterpreter();
     void completionWhileBusyIs409();
     void languageWithoutCompletionIs501();
@@ -513,6 +514,37 @@ void tst_ExecutionsApi::variablesListNameTypeAndRepr()
     QCOMPARE(byName.value(QStringLiteral("answer")).value(QStringLiteral("type")).toString(), QStringLiteral("int"));
     QCOMPARE(byName.value(QStringLiteral("answer")).value(QStringLiteral("repr")).toString(), QStringLiteral("42"));
     QCOMPARE(byName.value(QStringLiteral("greeting")).value(QStringLiteral("repr")).toString(), QStringLiteral("'hi'"));
+}
+
+// A container's length, and a list (of values, of dicts) as a data+json table: what the
+// workbench's Variables panel shows and opens.
+void tst_ExecutionsApi::variablesCarrySizeAndTable()
+{
+    REQUIRE_LANGUAGE("python");
+    const QString id = client().createContext(QStringLiteral("python"));
+    client().runAndWait(id, QStringLiteral("items = [3, 1, 2]\nrows = [{'a': 1, 'b': 'x'}, {'a': 2}]\nanswer = 42"));
+    const auto response = client().get(QStringLiteral("/v1/contexts/%1/variables").arg(id));
+    QCOMPARE(response.status, 200);
+    QHash<QString, QJsonObject> byName;
+    for (const QJsonValue &value : response.object().value(QStringLiteral("variables")).toArray())
+        byName.insert(value.toObject().value(QStringLiteral("name")).toString(), value.toObject());
+    const QJsonObject items = byName.value(QStringLiteral("items"));
+    QCOMPARE(items.value(QStringLiteral("size")).toString(), QStringLiteral("3"));
+    const QJsonObject table = items.value(QStringLiteral("table")).toObject();
+    QCOMPARE(table.value(QStringLiteral("columns")).toArray(),
+             QJsonArray({QJsonObject{{QStringLiteral("name"), QStringLiteral("value")},
+                                     {QStringLiteral("dtype"), QStringLiteral("object")},
+                                     {QStringLiteral("values"), QJsonArray({3, 1, 2})}}}));
+    QCOMPARE(table.value(QStringLiteral("total_rows")).toInt(), 3);
+    QCOMPARE(table.value(QStringLiteral("truncated")).toBool(), false);
+    const QJsonArray columns = byName.value(QStringLiteral("rows")).value(QStringLiteral("table")).toObject()
+                                       .value(QStringLiteral("columns")).toArray();
+    QCOMPARE(columns.size(), 2);
+    QCOMPARE(columns.at(1).toObject().value(QStringLiteral("values")).toArray(),
+             QJsonArray({QStringLiteral("x"), QJsonValue::Null}));
+    // A scalar has neither.
+    QVERIFY(!byName.value(QStringLiteral("answer")).contains(QStringLiteral("size")));
+    QVERIFY(!byName.value(QStringLiteral("answer")).contains(QStringLiteral("table")));
 }
 
 void tst_ExecutionsApi::completionWaitsForAStartingInterpreter()
