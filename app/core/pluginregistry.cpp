@@ -10,6 +10,8 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <replhost/sdk/languageprovider.h>
+
 #include <algorithm>
 
 namespace replhost::core {
@@ -22,6 +24,12 @@ QStringList toStringList(const QJsonValue &value)
     for (const auto &v : value.toArray())
         list.append(v.toString());
     return list;
+}
+
+bool isValidLanguageId(const QString &id)
+{
+    static const QRegularExpression idPattern(QStringLiteral("^[a-z][a-z0-9_+-]{0,31}$"));
+    return idPattern.match(id).hasMatch();
 }
 
 // Reads and checks the metadata without running any of the plugin's code. Returns the reason
@@ -53,8 +61,7 @@ QString readMetadata(const QJsonObject &raw, PluginEntry &entry, PluginEntry::St
             return QStringLiteral("metadata field \"%1\" is missing or not a string")
                 .arg(QLatin1String(field));
     }
-    static const QRegularExpression idPattern(QStringLiteral("^[a-z][a-z0-9_+-]{0,31}$"));
-    if (!idPattern.match(entry.id).hasMatch())
+    if (!isValidLanguageId(entry.id))
         return QStringLiteral("metadata field \"id\" (\"%1\") must be lowercase letters, digits, "
                               "'_', '+' or '-'").arg(entry.id);
     // Optional fields, when present, must have their type: a plugin that declares its aliases
@@ -75,6 +82,11 @@ QString readMetadata(const QJsonObject &raw, PluginEntry &entry, PluginEntry::St
     const QJsonValue capabilities = meta.value(QLatin1String("capabilities"));
     if (!capabilities.isUndefined() && !capabilities.isObject())
         return QStringLiteral("metadata field \"capabilities\" must be an object");
+    const QJsonValue languages = meta.value(QLatin1String("languages"));
+    if (!languages.isUndefined() && languages != QJsonValue(QLatin1String("discovered")))
+        return QStringLiteral("metadata field \"languages\" must be \"discovered\" when present");
+    if (languages.isString())
+        entry.provider = entry.id;
 
     static const QRegularExpression sdkVersionPattern(QStringLiteral("^(\\d{1,4})\\.\\d{1,4}$"));
     const QRegularExpressionMatch sdkVersion = sdkVersionPattern.match(entry.sdkVersion);
@@ -119,6 +131,7 @@ QJsonObject PluginEntry::toJson() const
 {
     return QJsonObject{
         {QStringLiteral("id"), id},
+        {QStringLiteral("provider"), provider.isEmpty() ? QJsonValue() : QJsonValue(provider)},
         {QStringLiteral("name"), name},
         {QStringLiteral("version"), version},
         {QStringLiteral("sdk_version"), sdkVersion},
@@ -212,7 +225,8 @@ void PluginRegistry::discover(const QList<PluginSearchDir> &searchDirs, const QJ
             if (entry.error.isEmpty()) {
                 const QString lowerId = entry.id.toLower();
                 for (const auto &other : std::as_const(m_entries)) {
-                    if (other.state == PluginEntry::State::Loaded && other.id == lowerId) {
+                    const QString &taken = entry.provider.isEmpty() ? other.id : other.provider;
+                    if (other.state == PluginEntry::State::Loaded && taken == lowerId) {
                         entry.error = QStringLiteral("language \"%1\" is already provided by %2")
                                           .arg(entry.id, other.fileName);
                         failState = PluginEntry::State::Shadowed;
@@ -223,17 +237,24 @@ void PluginRegistry::discover(const QList<PluginSearchDir> &searchDirs, const QJ
             if (entry.error.isEmpty()) {
                 QObject *instance = loader->instance();
                 auto *handler = qobject_cast<sdk::LanguageHandler *>(instance);
-                if (!handler) {
+                auto *provider = qobject_cast<sdk::LanguageProvider *>(instance);
+                if (!entry.provider.isEmpty() ? !provider : !handler) {
+                    const char *iid = entry.provider.isEmpty() ? REPLHOST_LANGUAGEHANDLER_IID
+                                                               : REPLHOST_LANGUAGEPROVIDER_IID;
                     entry.error = instance ? QStringLiteral("the plugin does not implement %1")
-                                                 .arg(QLatin1String(REPLHOST_LANGUAGEHANDLER_IID))
+                                                 .arg(QLatin1String(iid))
                                            : QStringLiteral("cannot load: %1").arg(loader->errorString());
                     failState = PluginEntry::State::Broken;
                 } else {
-                    entry.handler = handler;
-                    entry.state = PluginEntry::State::Loaded;
-                    entry.runtime = handler->probe(languageSettings.value(entry.id).toObject());
                     m_loaders.append(loader);
                     loader = nullptr;
+                    entry.state = PluginEntry::State::Loaded;
+                    if (provider) {
+                        addProvidedLanguages(entry, *provider, languageSettings);
+                        continue;
+                    }
+                    entry.handler = handler;
+                    entry.runtime = handler->probe(languageSettings.value(entry.id).toObject());
                 }
             }
             if (!entry.error.isEmpty())
@@ -241,6 +262,82 @@ void PluginRegistry::discover(const QList<PluginSearchDir> &searchDirs, const QJ
             delete loader;
             m_entries.append(entry);
         }
+    }
+    dropTakenAliases();
+}
+
+void PluginRegistry::addProvidedLanguages(const PluginEntry &plugin, sdk::LanguageProvider &provider,
+                                          const QJsonObject &languageSettings)
+{
+    const sdk::LanguageCatalog catalog =
+        provider.languages(languageSettings.value(plugin.id).toObject());
+    if (catalog.languages.isEmpty()) {
+        PluginEntry entry = plugin;
+        entry.runtime.reason = catalog.reason.isEmpty()
+                                   ? QStringLiteral("the plugin found no language on this machine")
+                                   : catalog.reason;
+        m_entries.append(entry);
+        return;
+    }
+    for (const sdk::ProvidedLanguage &language : catalog.languages) {
+        PluginEntry entry = plugin;
+        entry.id = language.id;
+        entry.name = language.name;
+        entry.aliases = language.aliases;
+        entry.extensions = language.extensions;
+        entry.lexer = language.lexer;
+        entry.capabilities = language.capabilities;
+        if (!isValidLanguageId(entry.id)) {
+            entry.state = PluginEntry::State::Broken;
+            entry.error = QStringLiteral("the plugin provides a language id \"%1\" that is not "
+                                         "lowercase letters, digits, '_', '+' or '-' (at most 32)")
+                              .arg(entry.id);
+        } else if (!language.handler) {
+            entry.state = PluginEntry::State::Broken;
+            entry.error = QStringLiteral("the plugin provides language \"%1\" without a handler")
+                              .arg(entry.id);
+        }
+        for (const auto &other : std::as_const(m_entries)) {
+            if (entry.state == PluginEntry::State::Loaded
+                && other.state == PluginEntry::State::Loaded && other.id == entry.id) {
+                entry.state = PluginEntry::State::Shadowed;
+                entry.error = QStringLiteral("language \"%1\" is already provided by %2")
+                                  .arg(entry.id, other.fileName);
+            }
+        }
+        if (entry.state == PluginEntry::State::Loaded) {
+            entry.handler = language.handler;
+            entry.runtime = entry.handler->probe(languageSettings.value(entry.id).toObject());
+        }
+        m_entries.append(entry);
+    }
+}
+
+void PluginRegistry::dropTakenAliases()
+{
+    // A plugin of one language keeps every name; a provided language keeps an alias only when
+    // no plugin of one language, and no provided language before it, has that name.
+    QSet<QString> taken;
+    for (const PluginEntry &entry : std::as_const(m_entries)) {
+        if (entry.state != PluginEntry::State::Loaded)
+            continue;
+        taken.insert(entry.id);
+        if (entry.provider.isEmpty()) {
+            for (const QString &alias : entry.aliases)
+                taken.insert(alias.toLower());
+        }
+    }
+    for (PluginEntry &entry : m_entries) {
+        if (entry.state != PluginEntry::State::Loaded || entry.provider.isEmpty())
+            continue;
+        QStringList kept;
+        for (const QString &alias : std::as_const(entry.aliases)) {
+            if (!taken.contains(alias.toLower())) {
+                kept.append(alias);
+                taken.insert(alias.toLower());
+            }
+        }
+        entry.aliases = kept;
     }
 }
 

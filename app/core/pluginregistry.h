@@ -14,6 +14,10 @@
 
 class QPluginLoader;
 
+namespace replhost::sdk {
+class LanguageProvider;
+}
+
 namespace replhost::core {
 
 // One directory the registry searches, and why it is on the list.
@@ -39,6 +43,11 @@ struct PluginEntry {
     QString id, name, version, sdkVersion, lexer;
     QStringList aliases, extensions;
     QJsonObject capabilities;
+    // The id of the plugin that provides this language among others it discovered when loaded
+    // (metadata "languages": "discovered", sdk/languageprovider.h); empty for a plugin of one
+    // language. Such a plugin that found no language has one entry, with the plugin's own id,
+    // no handler and the provider's reason as its runtime's.
+    QString provider;
     // From probe() (only for Loaded plugins).
     sdk::RuntimeInfo runtime;
 
@@ -58,6 +67,9 @@ struct PluginEntry {
 // /usr/lib/<multiarch triplet>/replhost/plugins (packaged plugins), and last the host's own
 // install tree, <executable dir>/../<libdir>/replhost/plugins (a relocated install, and the build
 // tree, which has the same layout).
+// A plugin whose metadata says "languages": "discovered" is a LanguageProvider: each language it
+// finds is an entry of its own (same file), and each alias of one that another language has as
+// its id or alias is dropped, so a plugin of one language always keeps its names.
 // The metadata is read and checked (IID, SDK major, required fields, the types of optional
 // ones) before a plugin's code is loaded; a plugin that fails any step is kept in the list with
 // its reason and never aborts the host.
@@ -93,6 +105,10 @@ public:
     QStringList availableLanguages() const;
 
 private:
+    void addProvidedLanguages(const PluginEntry &plugin, sdk::LanguageProvider &provider,
+                              const QJsonObject &languageSettings);
+    void dropTakenAliases();
+
     QList<PluginSearchDir> m_searchDirs;
     QList<PluginEntry> m_entries;
     QList<QPluginLoader *> m_loaders;

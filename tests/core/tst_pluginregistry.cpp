@@ -325,6 +325,83 @@ private slots:
                  qPrintable(shadowed.error));
     }
 
+    void providedLanguagesAreEntriesOfTheirOwn()
+    {
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_provider"))},
+                          {{QStringLiteral("multi-two"), QJsonObject{{QStringLiteral("version"), QStringLiteral("2.0")}}}});
+
+        QCOMPARE(registry.entries().size(), 2);
+        QCOMPARE(registry.availableLanguages(), (QStringList{QStringLiteral("multi-one"),
+                                                             QStringLiteral("multi-two")}));
+        for (const PluginEntry &entry : registry.entries()) {
+            QCOMPARE(entry.state, State::Loaded);
+            QCOMPARE(entry.provider, QStringLiteral("multi"));
+            QVERIFY(entry.handler);
+            QCOMPARE(entry.toJson().value(QLatin1String("provider")).toString(), QStringLiteral("multi"));
+        }
+        QCOMPARE(registry.entries().at(0).handler == registry.entries().at(1).handler, false);
+        const auto byAlias = registry.resolve(QStringLiteral("MO"));
+        QVERIFY(byAlias);
+        QCOMPARE((*byAlias)->id, QStringLiteral("multi-one"));
+        QCOMPARE((*byAlias)->name, QStringLiteral("MULTI-ONE"));
+        // Each language is probed with the settings of its own id.
+        const auto two = registry.resolve(QStringLiteral("multi-two"));
+        QVERIFY(two);
+        QCOMPARE((*two)->runtime.version, QStringLiteral("2.0"));
+    }
+
+    void providedAliasThatAnotherPluginHasIsDropped()
+    {
+        // The ghost plugin, a plugin of one language, is found after the provider and still
+        // keeps its alias "gh".
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_provider")),
+                           fixtureDir(QStringLiteral("fixture_ghost"))},
+                          {{QStringLiteral("ghost"), QJsonObject{{QStringLiteral("installed"), true}}},
+                           {QStringLiteral("multi"), QJsonObject{{QStringLiteral("alias"), QStringLiteral("gh")}}}});
+        const auto ghost = registry.resolve(QStringLiteral("gh"));
+        QVERIFY2(ghost, qPrintable(ghost ? QString() : ghost.error().message));
+        QCOMPARE((*ghost)->id, QStringLiteral("ghost"));
+        const auto one = registry.resolve(QStringLiteral("multi-one"));
+        QVERIFY(one);
+        QCOMPARE((*one)->aliases, QStringList{});
+    }
+
+    void providerThatFindsNothingIsOneUnavailableEntryThatSaysWhy()
+    {
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_provider"))},
+                          {{QStringLiteral("multi"), QJsonObject{{QStringLiteral("none"), true}}}});
+
+        QCOMPARE(registry.entries().size(), 1);
+        const PluginEntry &entry = registry.entries().first();
+        QCOMPARE(entry.state, State::Loaded);
+        QCOMPARE(entry.id, QStringLiteral("multi"));
+        QVERIFY(!entry.handler);
+        QVERIFY(!entry.runtime.available);
+        QVERIFY(entry.runtime.reason.contains(QLatin1String("install multi-runtimes")));
+        const auto resolved = registry.resolve(QStringLiteral("multi"));
+        QVERIFY(!resolved);
+        QCOMPARE(resolved.error().code, QStringLiteral("unavailable"));
+        QCOMPARE(registry.availableLanguages(), QStringList{});
+    }
+
+    void secondCopyOfAProviderIsShadowed()
+    {
+        QTemporaryDir copyDir;
+        QVERIFY(copyDir.isValid());
+        const QString original = QDir(fixtureDir(QStringLiteral("fixture_provider")))
+                                     .filePath(QStringLiteral("libfixture_provider.so"));
+        QVERIFY(QFile::copy(original, copyDir.filePath(QStringLiteral("libprovider_copy.so"))));
+
+        PluginRegistry registry;
+        registry.discover({fixtureDir(QStringLiteral("fixture_provider")), copyDir.path()}, {});
+        QCOMPARE(registry.entries().size(), 3);
+        QCOMPARE(registry.entries().at(2).state, State::Shadowed);
+        QVERIFY(!registry.entries().at(2).handler);
+    }
+
     void discoveringAgainReplacesTheList()
     {
         PluginRegistry registry;

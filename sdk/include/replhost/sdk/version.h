@@ -5,8 +5,8 @@
 // ("sdkVersion": "1.0"); the host refuses plugins whose major differs from its own before loading
 // any of their code.
 #define REPLHOST_SDK_VERSION_MAJOR 1
-#define REPLHOST_SDK_VERSION_MINOR 2
-#define REPLHOST_SDK_VERSION_STRING "1.2"
+#define REPLHOST_SDK_VERSION_MINOR 3
+#define REPLHOST_SDK_VERSION_STRING "1.3"
 
 // The worker protocol (docs/worker-protocol.md) is versioned on its own: a driver and the host's
 // WorkerProcess must agree on it, independently of the C++ ABI.
