@@ -454,6 +454,18 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
                          QStringLiteral("give a context id or a language to run the code in"));
     }
 
+    // A language that takes no environment per run (a Jupyter kernel gets its environment when
+    // it starts) says so rather than running without what was asked for.
+    if (!request.env.isEmpty() || !request.envUnset.isEmpty()) {
+        auto plugin = m_plugins->resolve(context->record().language);
+        if (plugin && !(*plugin)->capabilities.value(QLatin1String("env_per_execution")).toBool(true))
+            return makeError(QStringLiteral("bad_request"),
+                             QStringLiteral("%1 takes no environment for one run (its capability "
+                                            "env_per_execution is false): set the variables on "
+                                            "the context or the workspace")
+                                 .arg((*plugin)->id));
+    }
+
     auto execution = ExecutionPtr(new Execution(nextExecutionId(), ws->name, context->record().id,
                                                 context->record().language, request.code),
                                   &Execution::dispose);

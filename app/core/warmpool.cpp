@@ -83,7 +83,12 @@ void WarmPool::setSizes(int defaultSize, const QMap<QString, int> &perLanguage)
     }
     for (const QString &id : available) {
         Language &language = m_languages[id];
-        language.size = std::max(0, sizes.value(id, defaultSize));
+        // A language that declares "warm_pool": false (a Jupyter kernel, which takes its
+        // context's environment and directory only when it starts) is pooled only when asked.
+        const auto plugin = m_plugins->resolve(id);
+        const bool pooledByDefault =
+            !plugin || (*plugin)->capabilities.value(QLatin1String("warm_pool")).toBool(true);
+        language.size = std::max(0, sizes.value(id, pooledByDefault ? defaultSize : 0));
         if (language.workers.empty() && language.size > 0) {
             // Taken once: a worker that is pooled must match what a context would be given.
             language.settings = m_settings(id);

@@ -69,7 +69,8 @@ public:
     WarmPool(PluginRegistry *plugins, SettingsSource settings, QObject *parent = nullptr);
     ~WarmPool() override;
 
-    // `defaultSize` pooled workers for each available language, `perLanguage` overriding it by
+    // `defaultSize` pooled workers for each available language (none for a language whose
+    // capabilities say "warm_pool": false), `perLanguage` overriding it by
     // language id; 0 disables, negative sizes count as 0. Starts or stops workers to match.
     void setSizes(int defaultSize, const QMap<QString, int> &perLanguage);
 

@@ -253,7 +253,8 @@ private slots:
         for (const QString &language : {QStringLiteral("python"), QStringLiteral("bash"),
                                          QStringLiteral("javascript"), QStringLiteral("perl"),
                                          QStringLiteral("typescript"),
-                                         QStringLiteral("java"), QStringLiteral("go")}) {
+                                         QStringLiteral("java"), QStringLiteral("go"),
+                                         QStringLiteral("r"), QStringLiteral("jupyter-python3")}) {
             const auto plugin = m_engine->plugins().resolve(language);
             if (!plugin) {
                 QStringList found;
@@ -329,6 +330,15 @@ private slots:
                "var any interface{} = 3\nswitch n := any.(type) {\ncase int:\n    i = fmt.Sprint(\"int \", n+1)\n}\n"
                "fmt.Println(i, n)"
             << "int 4 7\n";
+        // Jupyter kernels, through plugins/jupyter: R (IRkernel) and Python (ipykernel).
+        QTest::newRow("r") << "r"
+                           << "x <- 41\ninc <- function(v) v + 1\nlibrary(stats)"
+                           << "cat(inc(x), median(c(1, 2, 3)), '\\n', sep = ' ')"
+                           << "42 2 \n";
+        QTest::newRow("jupyter-python3") << "jupyter-python3"
+                                         << "x = 41\ndef inc(v):\n    return v + 1\nimport math"
+                                         << "print(inc(x), math.floor(2.5))"
+                                         << "42 2\n";
     }
 
     void stateSurvivesAcrossRuns()
@@ -419,6 +429,10 @@ private slots:
             << "go" << "x := 41" << "strconv.Atoi(\"42\")" << "(42, <nil>)";
         QTest::newRow("go struct shown with field names")
             << "go" << "type P struct{ X, Y int }" << "P{4, 2}" << "{X:4 Y:2}";
+        // R prints every visible value of a cell, and IRkernel sends each as a display:
+        // tst_jupyterkernels has those rows.
+        QTest::newRow("jupyter-python3 expression") << "jupyter-python3" << "x = 41" << "x + 1" << "42";
+        QTest::newRow("jupyter-python3 statement only") << "jupyter-python3" << "x = 41" << "y = x + 1" << "";
     }
 
     void lastExpressionIsTheResult()
@@ -500,6 +514,22 @@ private slots:
                "fmt.Print(\"partial\")"
             << QStringList{"out from go\n", "out from child\n"}
             << QStringList{"err from go\n", "err from child\n"};
+        // A kernel's own child processes write to the kernel's stdout, which its frontends do not
+        // show either: what the kernel reads from them (intern = TRUE, capture_output) is output.
+        QTest::newRow("r")
+            << "r"
+            << "cat('out from r\\n')\nmessage('err from r')\n"
+               "cat(system('echo out from child', intern = TRUE), '\\n', sep = '')\n"
+               "cat('partial')"
+            << QStringList{"out from r\n", "out from child\n"} << QStringList{"err from r\n"};
+        QTest::newRow("jupyter-python3")
+            << "jupyter-python3"
+            << "import subprocess, sys\nprint('out from python')\n"
+               "print('err from python', file=sys.stderr)\n"
+               "print(subprocess.run(['echo', 'out from child'], capture_output=True, text=True).stdout, end='')\n"
+               "sys.stdout.write('partial')"
+            << QStringList{"out from python\n", "out from child\n"}
+            << QStringList{"err from python\n"};
     }
 
     void stdoutAndStderrIncludingChildProcessArriveBeforeDone()
@@ -701,6 +731,16 @@ private slots:
         QTest::newRow("go a loop's variable ends with the loop")
             << "go" << "x := 41\nfor i := 0; i < 3; i++ {\n}" << "fmt.Println(i)" << "CompileError"
             << -1 << "fmt.Println(x + 1)" << "42\n";
+        QTest::newRow("r stop") << "r" << "x <- 41" << "stop('boom')" << "ERROR" << -1
+                                << "cat(x + 1, '\\n', sep = '')" << "42\n";
+        QTest::newRow("r syntax error") << "r" << "x <- 41" << "f <- function( {" << "ERROR" << -1
+                                        << "cat(x + 1, '\\n', sep = '')" << "42\n";
+        QTest::newRow("r statements before the error took effect")
+            << "r" << "x <- 41" << "x <- 42\nstop('boom')" << "ERROR" << -1
+            << "cat(x, '\\n', sep = '')" << "42\n";
+        QTest::newRow("jupyter-python3 runtime error")
+            << "jupyter-python3" << "x = 41" << "1 / 0" << "ZeroDivisionError" << -1
+            << "print(x + 1)" << "42\n";
     }
 
     void errorIsReportedAndStateKept()
@@ -798,6 +838,13 @@ private slots:
             << "fmt.Println(\"looping\")\nfor {\n}"
             << "a := n\ntime.Sleep(200 * time.Millisecond)\nfmt.Println(a > 0 && a == n)" << "true\n"
             << "looping";
+        QTest::newRow("r") << "r" << "x <- 41" << "while (TRUE) {}"
+                           << "cat(x + 1, '\\n', sep = '')" << "42\n" << "";
+        QTest::newRow("r loop state")
+            << "r" << "n <- 0" << "cat('looping\\n'); flush(stdout())\nwhile (TRUE) n <- n + 1"
+            << "cat(n > 0, '\\n', sep = '')" << "TRUE\n" << "looping";
+        QTest::newRow("jupyter-python3") << "jupyter-python3" << "x = 41" << "while True: pass"
+                                         << "print(x + 1)" << "42\n" << "";
     }
 
     void interruptCpuLoopKeepsState()
@@ -1300,6 +1347,12 @@ private slots:
         QTest::newRow("go function") << "go" << go << "computeT" << "computeTotal" << 0;
         QTest::newRow("go field") << "go" << go << "shape.Si" << "Sides" << 6;
         QTest::newRow("go package member") << "go" << go << "x := fmt.Prin" << "Println" << 9;
+        QTest::newRow("r variable") << "r" << "counter <- 41\ncompute_total <- function() 1"
+                                    << "print(cou" << "counter" << 6;
+        QTest::newRow("r function") << "r" << "counter <- 41\ncompute_total <- function() 1"
+                                    << "compute_t" << "compute_total" << 0;
+        QTest::newRow("jupyter-python3 variable") << "jupyter-python3" << python << "print(cou"
+                                                  << "counter" << 6;
     }
 
     void completionOffersNamesOfEarlierRuns()
@@ -1419,6 +1472,17 @@ private slots:
             << "fmt.Println(\"before\")\npng, _ := base64.StdEncoding.DecodeString(\"%1\")\n"
                "display(\"image/png\", png)\nfmt.Println(\"after\")\n"
                "display(\"text/html\", \"<b>hi</b>\")"
+            << true;
+        QTest::newRow("r")
+            << "r"
+            << "cat('before\\n')\nIRdisplay::display_png(jsonlite::base64_dec('%1'))\n"
+               "cat('after\\n')\nIRdisplay::display_html('<b>hi</b>')"
+            << true;
+        QTest::newRow("jupyter-python3")
+            << "jupyter-python3"
+            << "import base64\nfrom IPython.display import display, Image, HTML\nprint('before')\n"
+               "display(Image(data=base64.b64decode('%1')))\nprint('after')\n"
+               "display(HTML('<b>hi</b>'))"
             << true;
     }
 
@@ -1992,6 +2056,9 @@ private slots:
         QTest::newRow("go") << "go" << "noop := 0"
                             << "printer := exec.Command(\"env\")\nprinter.Stdout = os.Stdout\n"
                                "printer.Run()";
+        QTest::newRow("r") << "r" << "invisible(0)" << "cat(system('env', intern = TRUE), sep = '\\n')";
+        QTest::newRow("jupyter-python3") << "jupyter-python3" << "pass"
+                                         << "import subprocess\nprint(subprocess.run(['env'], capture_output=True, text=True).stdout, end='')";
     }
 
     void envLayersWorkspaceContextExecution()
@@ -2014,6 +2081,27 @@ private slots:
                                {"RH_HOST_HIDDEN_BY_CONTEXT"}, {})
                     .ok());
         const QString quoted = QStringLiteral("it's \"quoted\" $HOME `id` $(id); echo injected");
+        if (!declaredCapabilities(language).value(QLatin1String("env_per_execution")).toBool(true)) {
+            // A language that declares no environment per run refuses one, and still has the
+            // workspace and context layers.
+            RunRequest refused;
+            refused.contextId = context;
+            refused.code = printEnv;
+            refused.env = {{"RH_EXECUTION", "e"}};
+            const auto answer = contexts().run(refused);
+            QVERIFY(!answer.ok());
+            QCOMPARE(answer.error().code, QStringLiteral("bad_request"));
+            const ExecutionPtr layered = run(context, printEnv);
+            QVERIFY(layered);
+            VERIFY_EXEC(layered->status() == "ok", layered);
+            const auto env = parseEnv(out(layered));
+            QCOMPARE(env.value("RH_HOST_KEPT"), QStringLiteral("host"));
+            QCOMPARE(env.value("RH_WORKSPACE"), QStringLiteral("w"));
+            QCOMPARE(env.value("RH_LAYER"), QStringLiteral("context"));
+            QVERIFY(!env.contains("RH_HOST_HIDDEN_BY_WORKSPACE"));
+            QVERIFY(!env.contains("RH_HOST_HIDDEN_BY_CONTEXT"));
+            return;
+        }
         RunRequest withExecLayer;
         withExecLayer.env = {{"RH_EXECUTION", "e"}, {"RH_LAYER", "execution"},
                              {"RH_QUOTED", quoted}};
@@ -2081,6 +2169,10 @@ private slots:
         QTest::newRow("typescript") << "typescript" << "process.chdir('/tmp' as string)" << "require('child_process').execSync('/bin/pwd', { stdio: 'inherit' })";
         QTest::newRow("go") << "go" << "os.Chdir(\"/tmp\")"
                             << "pwd := exec.Command(\"/bin/pwd\")\npwd.Stdout = os.Stdout\npwd.Run()";
+        QTest::newRow("r") << "r" << "setwd('/tmp')"
+                           << "cat(system('/bin/pwd', intern = TRUE), '\\n', sep = '')";
+        QTest::newRow("jupyter-python3") << "jupyter-python3" << "import os\nos.chdir('/tmp')"
+                                         << "import subprocess\nprint(subprocess.run(['/bin/pwd'], capture_output=True, text=True).stdout, end='')";
     }
 
     void cwdPersistsAndIsConfinedToWorkspace()
@@ -2533,6 +2625,11 @@ private slots:
                             << "x := os.Getenv(\"RH_X\")\nif x == \"\" {\n    x = \"gone\"\n}\n"
                                "fmt.Println(x, os.Getenv(\"RH_KEPT\"))"
                             << "gone kept\n";
+        QTest::newRow("r") << "r" << "x <- 41" << "Sys.sleep(30)"
+                           << "cat(exists('x'), Sys.getenv('RH_KEPT'), '\\n')" << "FALSE kept \n";
+        QTest::newRow("jupyter-python3") << "jupyter-python3" << "x = 41" << "import time\ntime.sleep(30)"
+                                         << "import os\nprint('x' in globals(), os.environ.get('RH_KEPT'))"
+                                         << "False kept\n";
     }
 
     void restartGivesFreshInterpreter()

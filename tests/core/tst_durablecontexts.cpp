@@ -158,6 +158,11 @@ private:
                                     << "console.log(inc(x))" << "42\n" << "replay";
         QTest::newRow("java") << "java" << "int x = 41;\nint inc(int v) { return v + 1; }"
                               << "System.out.println(inc(x));" << "42\n" << "replay";
+        // Jupyter kernels, through plugins/jupyter, are restored by replay.
+        QTest::newRow("r") << "jupyter-ir" << "x <- 41\ninc <- function(v) v + 1"
+                           << "cat(inc(x), '\\n', sep = '')" << "42\n" << "replay";
+        QTest::newRow("jupyter-python3") << "jupyter-python3" << "x = 41\ndef inc(v):\n    return v + 1"
+                                         << "print(inc(x))" << "42\n" << "replay";
     }
 
     // The checks every restore makes: the new run's output is its own, and its events say

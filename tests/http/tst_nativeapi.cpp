@@ -42,6 +42,7 @@ private slots:
     void http10ClientGetsAnUnframedStream();
     void clientDisconnectMidStreamDoesNotCrash();
     void bashCdAndExportPersist();
+    void rRunsInItsJupyterKernelByItsShortName();
     void envLayersReachTheWorker();
     void workspacesScopeContexts();
     void cwdOutsideTheWorkspaceIs400();
@@ -444,6 +445,37 @@ void tst_NativeApi::bashCdAndExportPersist()
     QCOMPARE(first.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
     const QJsonObject second = runAndWait(id, QStringLiteral("echo \"$PWD $A\""));
     QCOMPARE(second.value(QStringLiteral("stdout")).toString(), QStringLiteral("/tmp 1\n"));
+}
+
+void tst_NativeApi::rRunsInItsJupyterKernelByItsShortName()
+{
+    REQUIRE_LANGUAGE("jupyter-ir");
+    const QJsonObject r = m_languages.value(QStringLiteral("jupyter-ir"));
+    QVERIFY(r.value(QStringLiteral("aliases")).toArray().contains(QStringLiteral("r")));
+    QCOMPARE(r.value(QStringLiteral("capabilities")).toObject()
+                 .value(QStringLiteral("env_per_execution")).toBool(true), false);
+
+    const auto first = client().post(QStringLiteral("/v1/executions?wait=true"),
+                                     {{QStringLiteral("language"), QStringLiteral("r")},
+                                      {QStringLiteral("code"), QStringLiteral("x <- 41; x + 1")}});
+    QCOMPARE(first.status, 200);
+    QCOMPARE(first.object().value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    // IRkernel shows R's visible values as displays.
+    const auto shown = [](const QJsonObject &execution) {
+        const QJsonArray displays = execution.value(QStringLiteral("displays")).toArray();
+        return displays.isEmpty() ? QString()
+                                  : displays.last().toObject().value(QStringLiteral("text/plain")).toString();
+    };
+    QCOMPARE(shown(first.object()), QStringLiteral("[1] 42"));
+    const QString id = first.object().value(QStringLiteral("context_id")).toString();
+    QCOMPARE(shown(runAndWait(id, QStringLiteral("x"))), QStringLiteral("[1] 41"));
+
+    // An environment for one run is refused, not ignored.
+    const auto refused = client().post(QStringLiteral("/v1/contexts/%1/executions?wait=true").arg(id),
+                                       {{QStringLiteral("code"), QStringLiteral("Sys.getenv('ONE_RUN')")},
+                                        {QStringLiteral("env"), QJsonObject{{QStringLiteral("ONE_RUN"), QStringLiteral("1")}}}});
+    QCOMPARE(refused.status, 400);
+    QVERIFY2(refused.body.contains("env_per_execution"), refused.body.constData());
 }
 
 void tst_NativeApi::envLayersReachTheWorker()

@@ -223,6 +223,21 @@ test('TypeScript runs with its types stripped, in a context that keeps its bindi
   await sandbox.removeCodeContext(context)
 })
 
+test('R runs in its Jupyter kernel under the name E2B gives it, and keeps its state', async () => {
+  const execution = await sandbox.runCode('x <- 41; x + 1', { language: 'r' })
+  assert.equal(execution.error, undefined)
+  // IRkernel shows R's visible values as displays: results that are not the main one.
+  assert.deepEqual(execution.results.map((r) => r.text), ['[1] 42'])
+  const context = await sandbox.createCodeContext({ language: 'r' })
+  await sandbox.runCode('y <- 1', { context })
+  const next = await sandbox.runCode('cat("y is", y, "\\n"); y + 1', { context })
+  assert.deepEqual(next.logs.stdout, ['y is 1 \n'])
+  assert.deepEqual(next.results.map((r) => r.text), ['[1] 2'])
+  const failed = await sandbox.runCode('stop("boom")', { context })
+  assert.match(failed.error.value, /boom/)
+  await sandbox.removeCodeContext(context)
+})
+
 test('timeoutMs interrupts a long run and the context keeps its state', async () => {
   const context = await sandbox.createCodeContext()
   await sandbox.runCode('z = 7', { context })
