@@ -2009,6 +2009,25 @@ function main() {
         };
     }
 
+    // A short size for the variables view: a length, or a Map's or Set's size.
+    function varSize(v) {
+        try {
+            if (typeof v === 'string' || Array.isArray(v)) return String(v.length);
+            if (ArrayBuffer.isView(v) && typeof v.length === 'number') return String(v.length);
+            if (v instanceof Map || v instanceof Set) return String(v.size);
+        } catch (e) {
+            // A revoked proxy, say: no size.
+        }
+        return undefined;
+    }
+
+    function variableEntry(name, v, limit) {
+        const entry = { name, type: typeName(v), repr: shortRepr(v, limit) };
+        const size = varSize(v);
+        if (size !== undefined) entry.size = size;
+        return entry;
+    }
+
     function variables(req) {
         let limit = req.max_repr;
         if (!Number.isInteger(limit) || limit <= 0) limit = 200;
@@ -2036,7 +2055,7 @@ function main() {
                 if (v === UNINITIALIZED || k >= values.length) {
                     result.push({ name, type: 'uninitialized', repr: '<uninitialized>' });
                 } else {
-                    result.push({ name, type: typeName(v), repr: shortRepr(v, limit) });
+                    result.push(variableEntry(name, v, limit));
                 }
             });
         }
@@ -2049,7 +2068,7 @@ function main() {
             } catch (e) {
                 v = e;
             }
-            result.push({ name, type: typeName(v), repr: shortRepr(v, limit) });
+            result.push(variableEntry(name, v, limit));
         }
         return { type: 'variables_reply', variables: result };
     }

@@ -1426,6 +1426,39 @@ private slots:
             QCOMPARE(byName.value(name).value(QLatin1String("type")).toString(), type);
     }
 
+    // Where a language says how big a value is (a length, a shape), the variables view gets it
+    // as `size`, which the workbench's Variables panel shows.
+    void variablesCarryASize_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("define");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("size");
+
+        QTest::newRow("python list") << "python" << "items = [1, 2, 3]" << "items" << "3";
+        QTest::newRow("python str") << "python" << "word = 'hello'" << "word" << "5";
+        QTest::newRow("javascript array") << "javascript" << "const items = [1, 2, 3]" << "items" << "3";
+        QTest::newRow("javascript map") << "javascript" << "var seen = new Map([[1, 2]])" << "seen" << "1";
+        QTest::newRow("typescript array") << "typescript" << "let items: number[] = [1, 2, 3, 4]" << "items" << "4";
+    }
+
+    void variablesCarryASize()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, define);
+        QFETCH(QString, name);
+        QFETCH(QString, size);
+
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr defined = run(context, define);
+        QVERIFY(defined);
+        VERIFY_EXEC(defined->status() == "ok", defined);
+        const QMap<QString, QJsonObject> byName = variablesByName(context);
+        QVERIFY2(byName.contains(name), qPrintable(byName.keys().join(QLatin1Char(' '))));
+        QCOMPARE(byName.value(name).value(QLatin1String("size")).toString(), size);
+    }
+
     // Every language's display() helper carries a PNG through unchanged and HTML as text, each
     // where the cell showed it among its prints.
     void displayHelperRoundTripsAPng_data()
