@@ -7,7 +7,11 @@
 //   pipe_roundtrip/<lang>    one line to a bare line-echo loop in the same runtime and back over
 //                            two pipes; for Go, whose runtime is the yaegi worker, one execute
 //                            request straight to the worker binary over the protocol fds, until
-//                            its `done` (the engine's own framing, without the engine)
+//                            its `done` (the engine's own framing, without the engine); for R,
+//                            whose runtime is a Jupyter kernel (IRkernel, through
+//                            plugins/jupyter), the same cell to the same kernel through
+//                            jupyter_client directly (jupyter_roundtrip.py), until its
+//                            execute_reply and iopub idle
 //   engine_cold/<lang>       create a context and run the trivial cell once (worker start,
 //                            driver start-up, first run), until the Execution is finished
 //   bare_start/<lang>        start the bare runtime and wait for its exit (`python3 -c pass`,
@@ -23,6 +27,7 @@
 
 #include "figurereporter.h"
 #include "latencysamples.h"
+#include "linechild.h"
 #include "warmenginecontext.h"
 
 #include "core/engine.h"
@@ -69,6 +74,7 @@ struct Language {
     QString trivial;  // the timed cell
     std::vector<std::string> bareStart;  // program and arguments; [0] is looked up on PATH
     std::vector<std::string> echoLoop;   // a line-echo loop in the bare runtime; empty for Go
+    std::string kernelspec;  // a Jupyter kernel's: the baseline is jupyter_client to it
 };
 
 // The Java echo loop is a single-file source program the launcher compiles in memory.
@@ -87,18 +93,19 @@ std::vector<Language> languages(const std::string &python, const QString &javaEc
 {
     return {
         {"python", "x = 0", "x = 1", {python, "-c", "pass"},
-         {python, "-u", "-c", "import sys\nfor line in sys.stdin: sys.stdout.write(line)"}},
+         {python, "-u", "-c", "import sys\nfor line in sys.stdin: sys.stdout.write(line)"}, {}},
         {"bash", "x=0", "x=1", {"bash", "-c", ":"},
-         {"bash", "-c", "while IFS= read -r line; do printf '%s\\n' \"$line\"; done"}},
+         {"bash", "-c", "while IFS= read -r line; do printf '%s\\n' \"$line\"; done"}, {}},
         {"javascript", "let x = 0", "x = 1", {"node", "-e", "0"},
          {"node", "-e",
           "require('readline').createInterface({ input: process.stdin })"
-          ".on('line', l => process.stdout.write(l + '\\n'))"}},
+          ".on('line', l => process.stdout.write(l + '\\n'))"}, {}},
         {"perl", "our $x = 0;", "$x = 1;", {"perl", "-e", "0"},
-         {"perl", "-e", "$| = 1; print while <STDIN>"}},
+         {"perl", "-e", "$| = 1; print while <STDIN>"}, {}},
         {"java", "int x = 0;", "x = 1;", {"java", "-version"},
-         {"java", javaEchoFile.toStdString()}},
-        {"go", "x := 0", "x = 1", {}, {}},
+         {"java", javaEchoFile.toStdString()}, {}},
+        {"go", "x := 0", "x = 1", {}, {}, {}},
+        {"r", "x <- 0", "x <- 1", {"R", "--slave", "-e", "invisible(0)"}, {}, "ir"},
     };
 }
 
@@ -268,8 +275,48 @@ void engineRoundtrip(benchmark::State &state, const Language &language)
     state.counters["rss_kib"] = groupRssKib(engine->workerPid());
 }
 
+// The same cell to the same kernel through jupyter_client, which waits for execute_reply and
+// the iopub idle as plugins/jupyter does; the helper's pipe hop to this process is a same-CPU
+// line round trip (bench_roundtrip's BM_Jupyter measures it at about 15 µs).
+void jupyterClientRoundtrip(benchmark::State &state, const Language &language)
+{
+    const QString script =
+        QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("jupyter_roundtrip.py"));
+    LineChild helper;
+    std::string error;
+    if (!helper.start({g_fixtures->python, script.toStdString(), std::to_string(kWarmups),
+                       language.kernelspec},
+                      &error)) {
+        state.SkipWithError(error.c_str());
+        return;
+    }
+    std::string line;
+    if (!helper.readLine(&line, 180000) || line.rfind("ready ", 0) != 0) {
+        state.SkipWithError(("the jupyter_client helper did not become ready for kernelspec "
+                             + language.kernelspec + ": " + line).c_str());
+        return;
+    }
+    const pid_t kernel = pid_t(std::atol(line.c_str() + 6));
+    const std::string request = language.trivial.toStdString() + "\n";
+    LatencySamples samples(state.max_iterations);
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        if (!helper.writeAll(request) || !helper.readLine(&line, 60000) || line.rfind("ok ", 0) != 0) {
+            state.SkipWithError(("the jupyter_client helper answered \"" + line + "\"").c_str());
+            return;
+        }
+        samples.add(Clock::now() - start);
+    }
+    samples.report(state);
+    state.counters["rss_kib"] = groupRssKib(kernel);
+}
+
 void pipeRoundtrip(benchmark::State &state, const Language &language)
 {
+    if (!language.kernelspec.empty()) {
+        jupyterClientRoundtrip(state, language);
+        return;
+    }
     BareProcess bare;
     const bool go = language.echoLoop.empty();
     // The Go worker reads requests on fd 3 and writes events on fd 4.
@@ -419,6 +466,7 @@ void summarise(const FigureReporter &reporter)
                     language.id.c_str(), us(engine), us(pipe), ratio(engine, pipe),
                     us(cold) / 1000, us(bare) / 1000, ratio(cold, bare), mib(engine), mib(pipe));
     }
+    std::printf("(r: \"pipe\" is the same cell through jupyter_client straight to IRkernel)\n");
 }
 
 } // namespace
