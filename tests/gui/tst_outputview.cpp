@@ -5,6 +5,8 @@
 // from a real interpreter).
 #include "gui/outputview.h"
 
+#include <QBuffer>
+#include <QImage>
 #include <QJsonObject>
 
 #include <QScrollBar>
@@ -21,6 +23,9 @@ private slots:
     void updateRedrawsTheDisplayInPlace();
     void clearOutputClearsOnlyTheRunsOutput();
     void clearOutputWithWaitClearsAtTheNextOutput();
+    void everyImageFormatIsDrawnAndSaved_data();
+    void everyImageFormatIsDrawnAndSaved();
+    void markdownIsRenderedAndLatexShownAsWritten();
 
 private:
     static void addRuns(OutputView &view, int from, int count);
@@ -158,6 +163,61 @@ void tst_OutputView::clearOutputWithWaitClearsAtTheNextOutput()
     QCOMPARE(text.count(QLatin1String("frame 0")), 1);  // the first run's stays
     QVERIFY2(!text.contains(QLatin1String("frame 1")), qPrintable(text));
     QVERIFY(text.contains(QLatin1String("frame 2")));
+}
+
+void tst_OutputView::everyImageFormatIsDrawnAndSaved_data()
+{
+    QTest::addColumn<QString>("mime");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QStringList>("formats");
+    const auto encoded = [](const char *format) {
+        QImage image(80, 40, QImage::Format_RGB32);
+        image.fill(Qt::darkCyan);
+        QByteArray bytes;
+        QBuffer buffer(&bytes);
+        buffer.open(QIODevice::WriteOnly);
+        image.save(&buffer, format);
+        return QString::fromLatin1(bytes.toBase64());
+    };
+    QTest::newRow("png") << "image/png" << encoded("PNG") << QStringList{QStringLiteral("png")};
+    QTest::newRow("jpeg") << "image/jpeg" << encoded("JPEG") << QStringList{QStringLiteral("png")};
+    QTest::newRow("svg") << "image/svg+xml"
+                         << "<svg xmlns='http://www.w3.org/2000/svg' width='80' height='40'><rect width='80' height='40'/></svg>"
+                         << QStringList{QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")};
+}
+
+void tst_OutputView::everyImageFormatIsDrawnAndSaved()
+{
+    QFETCH(QString, mime);
+    QFETCH(QString, value);
+    QFETCH(QStringList, formats);
+    OutputView view;
+    view.resize(400, 300);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.addRecorded(QStringLiteral("run"), 1, QStringLiteral("show()"),
+                     {Event::display(QStringLiteral("run"), QJsonObject{{mime, value}, {QStringLiteral("text/plain"), QStringLiteral("<image>")}})});
+    QCOMPARE(view.imageCount(), 1);
+    QCOMPARE(view.image(0).size(), QSize(80, 40));
+    QCOMPARE(view.imageShownSize(0), QSizeF(80, 40));  // smaller than the pane: its own size
+    QVERIFY(!view.toPlainText().contains(QLatin1String("<image>")));
+    QCOMPARE(view.image(0).saveFormats(), formats);
+}
+
+void tst_OutputView::markdownIsRenderedAndLatexShownAsWritten()
+{
+    OutputView view;
+    view.addRecorded(QStringLiteral("run"), 1, QStringLiteral("show()"),
+                     {Event::display(QStringLiteral("run"), QJsonObject{{QStringLiteral("text/markdown"), QStringLiteral("# Title\n\nsome **bold** words")},
+                                                                        {QStringLiteral("text/plain"), QStringLiteral("plain markdown")}}),
+                      Event::display(QStringLiteral("run"), QJsonObject{{QStringLiteral("text/latex"), QStringLiteral("$x^2 + y^2$")},
+                                                                        {QStringLiteral("text/plain"), QStringLiteral("plain latex")}})});
+    const QString text = view.toPlainText();
+    QVERIFY2(text.contains(QLatin1String("some bold words")), qPrintable(text));
+    QVERIFY(!text.contains(QLatin1String("**")));
+    QVERIFY(!text.contains(QLatin1String("# Title")));
+    QVERIFY(text.contains(QLatin1String("$x^2 + y^2$")));
+    QVERIFY(!text.contains(QLatin1String("plain")));
 }
 
 QTEST_MAIN(tst_OutputView)
