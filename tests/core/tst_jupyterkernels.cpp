@@ -211,14 +211,23 @@ private slots:
         QVERIFY(pidOf(context) != pid);
     }
 
-    void interruptBySignalEndsTheRunAndKeepsTheKernel()
+    void interruptFollowsTheKernelspecsInterruptMode_data()
     {
-        const QString context = createContext(kFixture);
+        QTest::addColumn<QString>("language");
+        QTest::newRow("signal") << kFixture;
+        // This kernel ignores SIGINT and obeys an interrupt_request on its control channel.
+        QTest::newRow("message") << "jupyter-fixture-message";
+    }
+
+    void interruptFollowsTheKernelspecsInterruptMode()
+    {
+        QFETCH(QString, language);
+        const QString context = createContext(language);
+        QVERIFY(!context.isEmpty());
         QVERIFY(run(context, QStringLiteral("set 41")));
         const qint64 pid = pidOf(context);
         const ExecutionPtr busy = start(context, QStringLiteral("loop"));
         QVERIFY(busy);
-        QTRY_VERIFY_WITH_TIMEOUT(hasEvent(busy, "started"), kRunTimeout);
         QTRY_VERIFY_WITH_TIMEOUT(out(busy).contains(QLatin1String("looping")), kRunTimeout);
         QVERIFY(contexts().interruptExecution(busy->id()).ok());
         QVERIFY(waitForEnd(busy, kRunTimeout));
@@ -228,6 +237,20 @@ private slots:
         QVERIFY(after);
         QCOMPARE(resultText(after), QStringLiteral("41"));
         QCOMPARE(pidOf(context), pid);
+    }
+
+    void tcpTransportWorksLikeIpc()
+    {
+        EngineConfig tcp = config();
+        tcp.languageSettings.insert(kFixture, QJsonObject{{QStringLiteral("transport"), QStringLiteral("tcp")}});
+        QVERIFY(m_engine.open(tcp));
+        const QString context = createContext(kFixture);
+        QVERIFY(!context.isEmpty());
+        QVERIFY(run(context, QStringLiteral("set 41")));
+        const ExecutionPtr get = run(context, QStringLiteral("get"));
+        QVERIFY(get);
+        VERIFY_EXEC(get->status() == "ok", get);
+        QCOMPARE(resultText(get), QStringLiteral("41"));
     }
 
     void displayIdsAndUpdatesArePassedOn()
