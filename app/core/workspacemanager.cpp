@@ -7,9 +7,12 @@
 #include "workspacedirectory.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QRegularExpression>
+
+#include <sys/stat.h>
 
 namespace replhost::core {
 
@@ -180,9 +183,17 @@ Result<WorkspaceFiles> WorkspaceManager::files(const QString &name) const
     // code's HOME is the server user's, which "~" must not pretend to be.
     const auto settings = effectiveSettings(*ws);
     files.setHomeIsRoot(settings && settings->isolation == WorkspaceSettings::Isolation::Sandbox);
-    if (settings && !settings->viewPath.isEmpty())
+    if (settings && !settings->viewPath.isEmpty()) {
         files.setSandboxView(settings->viewPath,
                              QLatin1String(WorkspaceSettings::kKeptTmpDirectory));
+        // The sandbox's /tmp is there before its first process makes it, so that a client can
+        // write to it or start a context in it first. By name: mkdir never follows a link at
+        // its last step, and whatever the code put there instead stays.
+        ::mkdir(QFile::encodeName(ws->directory + QLatin1Char('/')
+                                  + QLatin1String(WorkspaceSettings::kKeptTmpDirectory))
+                        .constData(),
+                0777);
+    }
     return files;
 }
 

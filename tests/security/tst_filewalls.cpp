@@ -78,6 +78,7 @@ private slots:
     void aSymlinkSwappedDuringRequestsNeverLeadsOut();
     void viewPathsReachTheWorkspaceAndItsTmp_data();
     void viewPathsReachTheWorkspaceAndItsTmp();
+    void aKeptTmpIsThereBeforeAnyProcess();
     void viewPathsThatLeaveAreRefused_data();
     void viewPathsThatLeaveAreRefused();
     void aKeptTmpSwappedForALinkNeverLeadsOut_data();
@@ -299,6 +300,25 @@ void tst_FileWalls::viewPathsReachTheWorkspaceAndItsTmp()
     QCOMPARE(read.status, 200);
     QCOMPARE(read.body, content);
     QVERIFY(QFile::remove(inView(onDisk)));
+}
+
+// A client's first act may be to write to /tmp (or start a context there) before any process
+// of the sandbox made it.
+void tst_FileWalls::aKeptTmpIsThereBeforeAnyProcess()
+{
+    const auto made = client().post(
+            QStringLiteral("/v1/workspaces"),
+            {{QStringLiteral("name"), QStringLiteral("fresh")},
+             {QStringLiteral("settings"), QJsonObject{{QStringLiteral("isolation"), QStringLiteral("sandbox")},
+                                                      {QStringLiteral("view_path"), QStringLiteral("/workspace")}}}});
+    QCOMPARE(made.status, 201);
+    const QString directory = made.object().value(QStringLiteral("directory")).toString();
+    const auto written = send(writeOf(QStringLiteral("native"), QStringLiteral("/tmp/first.txt"), "first",
+                                      QStringLiteral("fresh")));
+    QVERIFY2(written.status == 200 || written.status == 201, written.body.constData());
+    QFile file(directory + QStringLiteral("/.tmp/first.txt"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), QByteArray("first"));
 }
 
 void tst_FileWalls::viewPathsThatLeaveAreRefused_data()
