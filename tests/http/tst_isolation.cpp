@@ -293,6 +293,24 @@ private slots:
         QCOMPARE(output(QStringLiteral("boxed"), language, code), QStringLiteral("hello\n"));
     }
 
+    // A Jupyter kernel's connection (ipc sockets or loopback ports) would have to cross the
+    // wall, so the Jupyter languages refuse a sandbox and say so, rather than run outside it.
+    void jupyterKernelsAreRefusedInASandboxSayingWhy()
+    {
+        if (const QString why = missingLanguage(QStringLiteral("jupyter-ir")); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        QVERIFY(!createSandbox(QStringLiteral("boxed")).isEmpty());
+        const QString context = createContext(QStringLiteral("boxed"), QStringLiteral("r"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution = run(QStringLiteral("boxed"), context, QStringLiteral("1"));
+        QVERIFY(execution);
+        VERIFY_EXEC(execution->status() != QLatin1String("ok"), execution);
+        const QList<Event> errors = eventsOfType(execution, QStringLiteral("error"));
+        QVERIFY(!errors.isEmpty());
+        VERIFY_EXEC(errors.first().fields.value(QLatin1String("evalue")).toString().contains(
+                        QLatin1String("sandbox")), execution);
+    }
+
     void readsOutsideTheWorkspaceFail_data() { addLanguageRows(); }
 
     void readsOutsideTheWorkspaceFail()
