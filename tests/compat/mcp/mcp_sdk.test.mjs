@@ -139,6 +139,24 @@ test('a matplotlib figure comes back as image/png content', async (t) => {
   assert.ok(structured(result).displays[0].mime_types.includes('image/png'))
 })
 
+test('R runs in its Jupyter kernel under the name r, and its plots are images', async (t) => {
+  if (!needs(t, 'jupyter-ir'))
+    return
+  await client.callTool({ name: 'run_code', arguments: { language: 'r', code: 'x <- 41' } })
+  // IRkernel shows R's visible values as displays, which the structured content lists with
+  // their text.
+  const value = await client.callTool({ name: 'run_code', arguments: { language: 'r', code: 'x + 1' } })
+  assert.equal(value.isError, false, texts(value))
+  assert.deepEqual(structured(value).displays.map((d) => d.text), ['[1] 42'])
+  const plot = await client.callTool({ name: 'run_code', arguments: { language: 'r', code: 'plot(1:10)' } })
+  assert.equal(plot.isError, false, texts(plot))
+  const images = plot.content.filter((c) => c.type === 'image')
+  assert.equal(images.length, 1)
+  assert.equal(images[0].mimeType, 'image/png')
+  const png = Buffer.from(images[0].data, 'base64')
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+})
+
 test('progress notifications arrive while a cell streams its output', async (t) => {
   if (!needs(t, 'python'))
     return
