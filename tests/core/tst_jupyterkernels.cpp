@@ -97,6 +97,26 @@ private slots:
         QVERIFY(byAlias);
         QCOMPARE((*byAlias)->id, kFixture);
         QCOMPARE((*fixture)->capabilities.value(QLatin1String("env_per_execution")).toBool(true), false);
+        // The version is the kernel's own word, from its kernel_info_reply.
+        QCOMPARE((*fixture)->runtime.version, QStringLiteral("1.0"));
+    }
+
+    void kernelspecThatCannotRunIsUnavailableSayingWhy_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("program not installed") << "jupyter-missing-program" << "/nonexistent/replhost-test-kernel";
+        QTest::newRow("kernel exits at once") << "jupyter-failing" << "no such kernel module";
+    }
+
+    void kernelspecThatCannotRunIsUnavailableSayingWhy()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, reason);
+        const auto resolved = m_engine->plugins().resolve(language);
+        QVERIFY(!resolved);
+        QCOMPARE(resolved.error().code, QStringLiteral("unavailable"));
+        QVERIFY2(resolved.error().message.contains(reason), qPrintable(resolved.error().message));
     }
 
     void aliasThatAnotherLanguageHasIsDropped()
