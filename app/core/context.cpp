@@ -762,6 +762,7 @@ void Context::pump()
     request.code = execution->code();
     request.executionCount = m_record.executionCount;
     request.env.exec = m_running.execEnv;
+    request.allowInput = execution->acceptsInput();
     prepareRequest(request);
     // The request goes out first: the rest is bookkeeping that nothing can observe before the
     // event loop turns, which is when the worker's events are read (execute() emits none). Across
@@ -1063,6 +1064,29 @@ void Context::interruptExecution(const QString &executionId)
     }
     if (m_running.execution && m_running.execution->id() == executionId && m_session)
         m_session->interrupt(executionId);
+}
+
+bool Context::answerInput(const ExecutionPtr &execution, const QString &value, bool eof)
+{
+    if (!m_session || m_running.execution != execution)
+        return false;
+    bool answered = false;
+    // By name: a session that is not a WorkerProcess (or is one of an older SDK) lacks it, and
+    // then never asked.
+    if (!QMetaObject::invokeMethod(m_session.get(), "answerInput", Qt::DirectConnection,
+                                   Q_RETURN_ARG(bool, answered), Q_ARG(QString, execution->id()),
+                                   Q_ARG(QString, value), Q_ARG(bool, eof))
+        || !answered)
+        return false;
+    QJsonObject fields;
+    if (eof)
+        fields.insert(QStringLiteral("eof"), true);
+    else if (execution->inputIsPassword())
+        fields.insert(QStringLiteral("password"), true);
+    else
+        fields.insert(QStringLiteral("value"), value);
+    deliver(execution, Event::other(execution->id(), QStringLiteral("input_reply"), fields));
+    return true;
 }
 
 void Context::interruptAll()

@@ -73,6 +73,9 @@ public:
     void enqueue(const ExecutionPtr &execution, const QMap<QString, QString> &execEnv,
                  const QStringList &execUnset, const RunLimits &limits);
     void interruptExecution(const QString &executionId);
+    // Hands the answer to the running execution's interpreter and records it (see
+    // ContextManager::answerInput); false when the interpreter does not wait for one.
+    bool answerInput(const ExecutionPtr &execution, const QString &value, bool eof);
     void interruptAll();
     // The first step of an exit: what is queued ends "aborted" with `reason`, and the running
     // execution is interrupted, so that it ends as usual (its output read to the end, its done

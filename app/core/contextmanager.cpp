@@ -471,6 +471,7 @@ Result<ExecutionPtr> ContextManager::run(const RunRequest &request)
                                   &Execution::dispose);
     execution->keepRecentOnly(historyArchive(), m_eventWindowBytes);
     execution->setReplayable(request.replay);
+    execution->setAcceptsInput(request.input);
     m_executions.insert(execution->id(), execution);
     context->enqueue(execution, request.env, request.envUnset, limits);
     if (m_completions->isHolding(execution->id()))
@@ -615,6 +616,32 @@ Result<void> ContextManager::interruptExecution(const QString &executionId)
         context->interruptExecution(executionId);
     if (m_completions->isHolding(executionId))
         announceEndedNow();  // it was queued: it has ended when the call returns
+    return {};
+}
+
+Result<void> ContextManager::answerInput(const QString &executionId, const QString &value,
+                                         bool eof)
+{
+    auto execution = this->execution(executionId);
+    if (!execution)
+        return execution.error();
+    const ExecutionPtr &run = *execution;
+    if (run->isFinished())
+        return makeError(QStringLiteral("conflict"),
+                         QStringLiteral("execution %1 has finished (%2)").arg(executionId, run->status()));
+    if (!eof && value.size() > kMaxInputChars)
+        return makeError(QStringLiteral("payload_too_large"),
+                         QStringLiteral("an answer is at most %1 characters; this one has %2")
+                                 .arg(kMaxInputChars)
+                                 .arg(value.size()));
+    Context *context = m_contexts.value(run->contextId());
+    if (!run->isWaitingForInput() || !context || !context->answerInput(run, value, eof))
+        return makeError(QStringLiteral("conflict"),
+                         run->acceptsInput()
+                                 ? QStringLiteral("execution %1 is not waiting for input").arg(executionId)
+                                 : QStringLiteral("execution %1 takes no input: its run request did not "
+                                                  "say \"input\": true")
+                                           .arg(executionId));
     return {};
 }
 

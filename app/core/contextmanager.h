@@ -83,6 +83,10 @@ struct RunRequest {
     int timeoutMs = 0;
     // false: a restore never runs this execution again (its side effects happen once).
     bool replay = true;
+    // The client can answer the run's questions (ContextManager::answerInput): code that reads
+    // input then waits for an answer (an input_request event). false: it finds the end of input
+    // at once, so that a client that cannot answer never waits.
+    bool input = false;
 };
 
 // Contexts: live, stateful interpreters, each in a workspace, with their own env layer, cwd and
@@ -144,6 +148,14 @@ public:
     // A live or recently finished execution. Error "not_found".
     Result<ExecutionPtr> execution(const QString &executionId) const;
     Result<void> interruptExecution(const QString &executionId);
+    // Answers the question a running execution waits for (its input_request event): `value` is
+    // the line, without its line end, or with `eof` the end of input. The answer becomes an
+    // "input_reply" event of the execution, {value} or, for a password, {password: true} alone:
+    // a password is never stored or shown. Errors: "not_found"; "conflict" when the execution
+    // has finished or does not wait for input (it never asked, or was answered already);
+    // "payload_too_large" for a value over kMaxInputChars.
+    Result<void> answerInput(const QString &executionId, const QString &value, bool eof);
+    static constexpr qsizetype kMaxInputChars = 1024 * 1024;
     // Like execution(), and when the execution is no longer in memory, the finished execution
     // read back from the history (status, timing and the events that were kept), so a client can
     // still fetch it or replay its stream. Error "not_found", "storage".

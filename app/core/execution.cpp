@@ -127,7 +127,14 @@ void Execution::addEvent(const Event &event, qint64 durationMs)
     m_outputBytes += outputOf(event);
     if (m_windowBytes >= 0)
         m_recentBytes += memoryEstimate(event);
+    if (event.kind == Event::Kind::InputRequest) {
+        m_waitingForInput = true;
+        m_inputPassword = event.fields.value(QLatin1String("password")).toBool();
+    } else if (m_waitingForInput && event.type == QLatin1String("input_reply")) {
+        m_waitingForInput = false;
+    }
     if (event.kind == Event::Kind::Done) {
+        m_waitingForInput = false;
         m_finished = true;
         m_status = event.fields.value(QLatin1String("status")).toString();
         m_durationMs = durationMs >= 0 ? durationMs

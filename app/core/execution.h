@@ -44,6 +44,14 @@ public:
     QDateTime startedAt() const { return m_startedAt; }
     // Whether a restore of the context may run it again (RunRequest::replay).
     bool isReplayable() const { return m_replayable; }
+    // Whether its client can answer its questions (RunRequest::input): the code may then wait
+    // for input, otherwise reading input finds its end at once.
+    bool acceptsInput() const { return m_acceptsInput; }
+    // The run waits for an answer to its last input_request event (until an input_reply event,
+    // or its end).
+    bool isWaitingForInput() const { return m_waitingForInput; }
+    // Whether the question it waits for (or asked last) is for a password.
+    bool inputIsPassword() const { return m_inputPassword; }
 
     // "queued", "running", then one of "ok", "error", "interrupted", "aborted", "timeout".
     QString status() const { return m_status; }
@@ -76,6 +84,7 @@ public:
     // Used by the engine only.
     void setExecutionCount(int count) { m_executionCount = count; }
     void setReplayable(bool replayable) { m_replayable = replayable; }
+    void setAcceptsInput(bool accepts) { m_acceptsInput = accepts; }
     void markRunning();
     // Keeps about `windowBytes` of recent events in memory from now on (at least the newest
     // one), reading older ones through `archive`, which must hold every event added from here on
@@ -99,6 +108,9 @@ private:
     QString m_id, m_workspace, m_contextId, m_language, m_code;
     int m_executionCount = 0;
     bool m_replayable = true;
+    bool m_acceptsInput = false;
+    bool m_waitingForInput = false;
+    bool m_inputPassword = false;
     QDateTime m_startedAt;
     QString m_status = QStringLiteral("queued");
     bool m_finished = false;

@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QJsonArray>
 #include <QJsonObject>
 
 #include <cstring>
@@ -97,6 +98,9 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
         QString displayId;
     };
     std::vector<Shown> shown;
+    // The questions the run asked and what was answered: {prompt, password, value | eof}.
+    // A password's answer was never recorded (ContextManager::answerInput).
+    QJsonArray inputs;
     bool clearPending = false;
     const auto applyPendingClear = [&] {
         if (clearPending)
@@ -153,6 +157,22 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
                         error.insert(QLatin1String(key), value);
                 }
                 hasError = true;
+                break;
+            case Event::Kind::InputRequest:
+                inputs.append(QJsonObject{
+                        {QStringLiteral("prompt"), e.fields.value(QLatin1String("prompt"))},
+                        {QStringLiteral("password"), e.fields.value(QLatin1String("password")).toBool()}});
+                break;
+            case Event::Kind::Other:
+                if (e.type == QLatin1String("input_reply") && !inputs.isEmpty()) {
+                    QJsonObject asked = inputs.last().toObject();
+                    for (const char *key : {"value", "eof"}) {
+                        const QJsonValue value = e.fields.value(QLatin1String(key));
+                        if (!value.isUndefined())
+                            asked.insert(QLatin1String(key), value);
+                    }
+                    inputs.replace(inputs.size() - 1, asked);
+                }
                 break;
             case Event::Kind::Done:
                 stateLost = e.fields.value(QLatin1String("state_lost")).toBool();
@@ -220,6 +240,10 @@ Result<QByteArray> ExecutionDocument::write(const Execution &execution, bool wit
     }
     appendKey(doc, "id");
     doc.string(execution.id());
+    if (!inputs.isEmpty()) {
+        appendKey(doc, "inputs");
+        doc.value(inputs);
+    }
     appendKey(doc, "language");
     doc.string(execution.language());
     appendKey(doc, "result");

@@ -107,6 +107,8 @@ QList<QJsonObject> E2bEventFormat::translate(const sdk::Event &event, const QDat
         break;
     case sdk::Event::Kind::ClearOutput:
         break;  // nor clearing: results already sent stay with the client
+    case sdk::Event::Kind::InputRequest:
+        break;  // nor input: its runs never ask (they find the end of input)
     case sdk::Event::Kind::Error: {
         QStringList traceback;
         for (const QJsonValue &line : fields.value(QLatin1String("traceback")).toArray())

@@ -141,6 +141,8 @@ QList<QJsonObject> ExecdEventFormat::translate(const sdk::Event &source, qint64 
         break;
     case sdk::Event::Kind::ClearOutput:
         break;  // OpenSandbox has no clearing of what was sent
+    case sdk::Event::Kind::InputRequest:
+        break;  // nor input: its runs never ask (they find the end of input)
     case sdk::Event::Kind::Display: {
         // Nor updates of a display: its results are the displays as first shown.
         if (fields.value(QStringLiteral("update")).toBool())

@@ -48,6 +48,7 @@ void McpRunWatch::answer(const core::ExecutionPtr &execution, const McpCallPtr &
                                  break;
                              case sdk::Event::Kind::Other:
                              case sdk::Event::Kind::ClearOutput:
+                             case sdk::Event::Kind::InputRequest:
                                  message = QStringLiteral("[%1]").arg(event.type);  // truncated, restored, …
                                  break;
                              case sdk::Event::Kind::Started:

@@ -114,7 +114,7 @@ Result<EnvPatch> parseEnvPatch(const QByteArray &body)
     return patch;
 }
 
-// Fills the fields every run body shares: code, env, env_unset, timeout_ms, replay.
+// Fills the fields every run body shares: code, env, env_unset, timeout_ms, replay, input.
 Result<core::RunRequest> parseRunBody(const JsonBody &json)
 {
     core::RunRequest run;
@@ -133,7 +133,11 @@ Result<core::RunRequest> parseRunBody(const JsonBody &json)
     Result<bool> replay = json.optionalBool(QStringLiteral("replay"), true);
     if (!replay)
         return replay.error();
+    Result<bool> input = json.optionalBool(QStringLiteral("input"), false);
+    if (!input)
+        return input.error();
     run.replay = *replay;
+    run.input = *input;
     run.code = *code;
     run.env = *env;
     run.envUnset = *unset;
@@ -183,6 +187,7 @@ void NativeApi::registerRoutes(Router &router)
         router.add("GET", prefix + QStringLiteral("/executions/{eid}"), bind(&NativeApi::getExecution));
         router.add("GET", prefix + QStringLiteral("/executions/{eid}/events"), bind(&NativeApi::streamExecution));
         router.add("POST", prefix + QStringLiteral("/executions/{eid}/interrupt"), bind(&NativeApi::interruptExecution));
+        router.add("POST", prefix + QStringLiteral("/executions/{eid}/input"), bind(&NativeApi::answerInput));
         router.add("GET", prefix + QStringLiteral("/env"), bind(&NativeApi::getWorkspaceEnv));
         router.add("PATCH", prefix + QStringLiteral("/env"), bind(&NativeApi::patchWorkspaceEnv));
     }
@@ -715,6 +720,39 @@ void NativeApi::interruptExecution(const ExchangePtr &exchange)
             return m_engine.contexts().interruptExecution(execution->id());
         });
     }
+}
+
+void NativeApi::answerInput(const ExchangePtr &exchange)
+{
+    const core::ExecutionPtr execution = findExecution(exchange);
+    if (!execution)
+        return;
+    Result<JsonBody> json = JsonBody::parse(exchange->request().body);
+    if (!json) {
+        exchange->sendError(json.error());
+        return;
+    }
+    const Result<bool> eof = json->optionalBool(QStringLiteral("eof"), false);
+    if (!eof) {
+        exchange->sendError(eof.error());
+        return;
+    }
+    QString value;
+    if (!*eof) {
+        const Result<QString> given = json->requiredString(QStringLiteral("value"));
+        if (!given) {
+            exchange->sendError(given.error());
+            return;
+        }
+        value = *given;
+    }
+    if (const Result<void> answered = m_engine.contexts().answerInput(execution->id(), value, *eof);
+        !answered) {
+        exchange->sendError(answered.error());
+        return;
+    }
+    exchange->sendJson(202, QJsonObject{{QStringLiteral("id"), execution->id()},
+                                        {QStringLiteral("status"), execution->status()}});
 }
 
 void NativeApi::getWorkspaceEnv(const ExchangePtr &exchange)

@@ -61,6 +61,7 @@ private:
     void getExecution(const ExchangePtr &exchange);
     void streamExecution(const ExchangePtr &exchange);
     void interruptExecution(const ExchangePtr &exchange);
+    void answerInput(const ExchangePtr &exchange);
 
     void getWorkspaceEnv(const ExchangePtr &exchange);
     void patchWorkspaceEnv(const ExchangePtr &exchange);

@@ -105,6 +105,7 @@ declare -gA __rh_J=() __rh_T=() __rh_xv=() __rh_xa=() __rh_envk=() __rh_basev=()
 declare -ga __rh_q=()
 __rh_nonce= __rh_seq=0 __rh_busy= __rh_count=0 __rh_t0=0 __rh_intr= __rh_exit= __rh_ut=
 __rh_prev=0 __rh_code= __rh_uo= __rh_f= __rh_e= __rh_d= __rh_m=
+__rh_rev=0 __rh_input= __rh_answer=
 __rh_bell='\__rh_next && :; \builtin . "$__rh_cell" </dev/null 59<&- 60<&- 61>&- 62>&- 63>&-'
 
 # A UTF-8 locale for decoding \u escapes and counting code points, whatever the user's locale is.
@@ -400,6 +401,10 @@ __rh_idjs() {
 
 __rh_hello() {
     __rh_nonce=${__rh_J[.mark_nonce]-}
+    # The protocol revision the host takes; 2 (input requests) is the newest this driver uses.
+    __rh_rev=${__rh_J[.revision]-0}
+    [[ $__rh_rev && $__rh_rev != *[!0-9]* ]] || __rh_rev=0
+    (( __rh_rev > 2 )) && __rh_rev=2
     local max=${__rh_J[.options.snapshot_max_bytes]-} snap=',"snapshot":"after_run"'
     [[ $max && $max != *[!0-9]* ]] && __rh_snapmax=$max
     # A bound of 0 turns snapshots off: no capture, and the host replays.
@@ -496,7 +501,8 @@ __rh_begin() {
     __rh_count=${__rh_J[.execution_count]-0}
     [[ $__rh_count && $__rh_count != *[!0-9]* ]] || __rh_count=0
     __rh_code=${__rh_J[.code]-}
-    __rh_intr= __rh_exit=
+    __rh_intr= __rh_exit= __rh_input=
+    (( __rh_rev >= 2 )) && [[ ${__rh_J[.input]-} == true ]] && __rh_input=1
     : >"$__rh_spool"
     __rh_t0=${EPOCHREALTIME//[!0-9]/}
     [[ ${!__rh_J[*]} == *.env.* ]] && __rh_env
@@ -518,6 +524,10 @@ __rh_started() {
 # globals, not a driver local that shadows one.
 __rh_finish() {
     local __rh_st=$1 __rh_en=${2-} __rh_ev=${3-} __rh_status __rh_id __rh_now __rh_dur
+    if [[ $__rh_input ]]; then
+        command exec 52>&- 53>&- 54<&- 55>&-
+        __rh_input=
+    fi
     __rh_restore
     __rh_shown
     if [[ $__rh_en ]]; then
@@ -911,7 +921,7 @@ __rh_next() {
         case ${__rh_J[.type]-} in
         execute) __rh_begin && break ;;
         init) __rh_hello ;;
-        interrupt) ;;
+        interrupt | input_reply) ;;
         complete) __rh_complete ;;
         variables) __rh_variables ;;
         shutdown)
@@ -937,6 +947,9 @@ __rh_next() {
         builtin printf '%s' "$__rh_code" >|"$__rh_cell"
     fi
     __rh_code=
+    # A cell that may ask for input keeps copies of the protocol and mark fds that the doorbell
+    # line does not close (see `read` below); children of that cell inherit them.
+    [[ $__rh_input ]] && command exec 52>&62 53>&63 54<&60 55>&61
     __rh_started
     [[ $__rh_uo == *f* ]] || builtin set +f
     local __rh_on=${__rh_uo//[!aeEuvT]/}
@@ -978,6 +991,80 @@ __rh_post() {
     PS1='' PS2=''
 }
 
+# Asks the host for a line (an input_request with prompt $1, password $2) and waits on the copy
+# of the request fd for its input_reply: the line in __rh_answer, or status 1 at the end of input.
+# SIGINT is ignored while it reads, so that it never abandons the line between a frame's length
+# and its body (the rest of the frame would then be read as the next request); the interrupt
+# frame, which the host sends before its signal, is the interrupt instead: the cell's own INT
+# disposition comes back and the shell signals itself, abandoning the line as a SIGINT does.
+__rh_ask() {
+    local - TMOUT= __rh_len __rh_f __rh_id __rh_t
+    builtin set -f +u
+    __rh_t=$(builtin trap -p INT)
+    builtin trap '' INT
+    __rh_js "$__rh_busy"
+    __rh_id=$__rh_e
+    __rh_js "$1"
+    (( __rh_seq += 1 ))
+    builtin printf -v __rh_m '\e]5253;rh;%s;%d\a' "$__rh_nonce" "$__rh_seq"
+    builtin printf '%s' "$__rh_m" >&52
+    builtin printf '%s' "$__rh_m" >&53
+    __rh_f="{\"type\":\"input_request\",\"id\":$__rh_id,\"prompt\":$__rh_e,\"password\":$2,\"mark\":$__rh_seq}"
+    builtin printf '%d\n%s' "${#__rh_f}" "$__rh_f" >&55
+    while :; do
+        IFS= builtin read -r -u 54 __rh_len || break
+        [[ $__rh_len && $__rh_len != *[!0-9]* ]] || break
+        __rh_f=
+        (( __rh_len )) && LC_ALL=C IFS= builtin read -r -u 54 -N "$__rh_len" __rh_f
+        __rh_parse "$__rh_f" || continue
+        case ${__rh_J[.type]-} in
+        input_reply)
+            [[ ${__rh_J[.target]-} == "$__rh_busy" ]] || continue
+            if [[ $__rh_t ]]; then builtin eval "builtin $__rh_t"; else builtin trap - INT; fi
+            [[ ${__rh_J[.eof]-} == true ]] && return 1
+            __rh_answer=${__rh_J[.value]-}
+            return 0
+            ;;
+        interrupt)
+            [[ ${__rh_J[.target]-} == "$__rh_busy" ]] || continue
+            __rh_intr=1
+            builtin trap - INT
+            builtin kill -INT "$$"
+            ;;
+        shutdown) __rh_quit 0 ;;
+        esac
+    done
+    if [[ $__rh_t ]]; then builtin eval "builtin $__rh_t"; else builtin trap - INT; fi
+    return 1
+}
+
+# `read` from the cell's own standard input, in a cell whose client can answer (its execute said
+# "input": true): the line is asked for (-p gives the prompt, -s makes it a password) and read from
+# the answer. Everywhere else (a redirection, a pipe, -u, a subshell, a cell nobody can answer)
+# it is the builtin, which finds the end of /dev/null at once.
+read() {
+    if [[ ! $__rh_input || $BASHPID != "$$" ]] || ! [[ /dev/stdin -ef /dev/null ]]; then
+        builtin read "$@"
+        return
+    fi
+    local __rh_o __rh_pr= __rh_pw=false OPTIND=1 OPTARG
+    while getopts ':ersa:d:i:n:N:p:t:u:' __rh_o; do
+        case $__rh_o in
+        p) __rh_pr=$OPTARG ;;
+        s) __rh_pw=true ;;
+        u)
+            builtin read "$@"
+            return
+            ;;
+        esac
+    done
+    if ! __rh_ask "$__rh_pr" "$__rh_pw"; then
+        builtin read "$@" </dev/null
+        return
+    fi
+    builtin read "$@" <<<"$__rh_answer"
+}
+
 exit() {
     local st=$?
     if [[ ! $__rh_busy || $BASHPID != "$$" ]]; then
@@ -1014,7 +1101,7 @@ exit() {
 
 builtin readonly -f __rh_js __rh_jsu __rh_send __rh_log __rh_mark __rh_read __rh_unesc __rh_parse \
     __rh_idjs __rh_hello __rh_reply_error __rh_validname __rh_env __rh_restore __rh_begin \
-    __rh_started __rh_shown __rh_finish __rh_setopts __rh_blen __rh_snap __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
+    __rh_started __rh_shown __rh_finish __rh_setopts __rh_ask __rh_blen __rh_snap __rh_drain __rh_quit __rh_exited __rh_complete __rh_clip __rh_variables \
     __rh_next __rh_post \
     exit
 builtin declare -r PROMPT_COMMAND='{ \__rh_post; } 2>/dev/null' __rh_bell __rh_cell __rh_spool

@@ -43,6 +43,8 @@ const { pathToFileURL } = require('url');
 const { Worker, isMainThread, parentPort, workerData } = require('worker_threads');
 
 const PROTOCOL = 1;
+// The newest addition to protocol 1 this driver uses: input requests.
+const REVISION = 2;
 const MAX_FRAME = 64 * 1024 * 1024;
 // Events above this are shrunk rather than sent, leaving headroom under the host's limit.
 const SHRINK_AT = MAX_FRAME - 64 * 1024;
@@ -412,6 +414,8 @@ function main() {
     let markPrefix = '';
     let markSeq = 0;
     let cur = null;            // the running execution
+    let hostRevision = 0;      // what the host's init names
+    let input = null;          // the running cell's process.stdin, when its client can answer
     let cellCounter = 0;
     const queue = [];          // events waiting for output still buffered in a stream
     let lastValue;
@@ -765,6 +769,9 @@ function main() {
         case 'init':
             emit({ type: 'error_reply', id: req.id, reason: 'already initialized' }, false);
             return;
+        case 'input_reply':
+            answerInput(req);
+            return;
         default:
             emit({ type: 'error_reply', id: req.id, reason: 'unknown request type' }, false);
         }
@@ -788,6 +795,8 @@ function main() {
         if (typeof nonce !== 'string' || !/^[0-9A-Fa-f]{1,64}$/.test(nonce))
             fatal('init carries no valid mark_nonce');
         markPrefix = '\x1b]5253;rh;' + nonce + ';';
+        if (Number.isInteger(req.revision)) hostRevision = Math.min(req.revision, REVISION);
+        installInput();
         emit({
             type: 'hello', id: req.id, protocol: PROTOCOL, language: typescript ? 'typescript' : 'javascript',
             language_version: typescript ? typescript.version : process.versions.node,
@@ -1379,6 +1388,7 @@ function main() {
             label: '<cell-' + (Number.isInteger(count) ? count : 'x' + cellCounter) + '>',
         };
         cur = exec;
+        input = new CellInput(exec, hostRevision >= 2 && req.input === true);
         // Before `started`: the host interrupts only after it.
         Atomics.store(shared, GATE, 0);
         const errors = [];
@@ -1536,6 +1546,10 @@ function main() {
         claim(exec);
         exec.finishing = true;
         restoreEnv(exec.saved);
+        if (input !== null && input.exec === exec) {
+            input.end();
+            input = null;
+        }
         const done = {
             type: 'done', id: exec.id, status, execution_count: exec.count, cwd: currentCwd(),
             duration_ms: Math.round((performance.now() - exec.t0) * 1000) / 1000,
@@ -1546,6 +1560,97 @@ function main() {
             if (cur === exec) cur = null;
             if (typescript) setImmediate(collectCompilerGarbage);
         });
+    }
+
+    // --------------------------------------------------------------------------- input
+
+    // Every cell gets a process.stdin of its own. In a cell whose client can answer (its execute
+    // said "input": true), each time something reads it (a readline interface, a 'data'
+    // listener) it asks with an input_request and pushes the line of the input_reply; the
+    // question's prompt is the one readline's question() was given. In any other cell it ends at
+    // once, as the worker's /dev/null does; a stream of its own because Node's process.stdin,
+    // once it has ended, never ends again for a reader of a later cell, which would wait forever.
+    class CellInput extends require('stream').Readable {
+        constructor(exec, asks) {
+            super({ encoding: 'utf8' });
+            this.exec = exec;
+            this.asks = asks;
+            this.prompt = '';
+            this.asked = false;
+            this.scheduled = false;
+            this.wanted = false;
+            this.fd = 0;
+            this.isTTY = false;
+            this.on('resume', () => this.ask());
+        }
+
+        _read() {
+            if (!this.asks) {
+                this.push(null);
+                return;
+            }
+            this.wanted = true;
+            this.ask();
+        }
+
+        // The question goes out once the code that started reading has had its turn (so that a
+        // readline question() right after createInterface() names its prompt), and only while
+        // something reads: a readline interface closed after its answer pauses the stream, and
+        // one that resumes it asks again.
+        ask() {
+            if (this.asked || this.scheduled || !this.wanted) return;
+            if (cur !== this.exec || this.exec.finishing) {
+                this.push(null);
+                return;
+            }
+            this.scheduled = true;
+            setImmediate(() => {
+                this.scheduled = false;
+                if (cur !== this.exec || this.exec.finishing || this.readableEnded || this.isPaused()) return;
+                this.asked = true;
+                this.wanted = false;
+                const prompt = this.prompt;
+                this.prompt = '';
+                emit({ type: 'input_request', id: this.exec.id, prompt, password: false }, true);
+            });
+        }
+
+        answer(req) {
+            this.asked = false;
+            if (req.eof === true) this.push(null);
+            else this.push((typeof req.value === 'string' ? req.value : '') + '\n');
+        }
+
+        end() {
+            if (!this.readableEnded) this.push(null);
+        }
+    }
+
+    function answerInput(req) {
+        // An answer that crossed the end of its cell (an interrupt came first) is dropped.
+        if (input !== null && input.asked && cur !== null && req.target === cur.id) input.answer(req);
+    }
+
+    function installInput() {
+        const own = Object.getOwnPropertyDescriptor(process, 'stdin');
+        const nodeStdin = own && own.get ? own.get : null;
+        if (nodeStdin === null) return;
+        Object.defineProperty(process, 'stdin', {
+            configurable: true,
+            enumerable: own.enumerable,
+            get() {
+                return input !== null ? input : nodeStdin.call(process);
+            },
+        });
+        const readline = require('readline');
+        for (const Interface of [readline.Interface, require('readline/promises').Interface]) {
+            const question = Interface && Interface.prototype.question;
+            if (typeof question !== 'function') continue;
+            Interface.prototype.question = function (query, ...rest) {
+                if (input !== null && this.input === input) input.prompt = String(query);
+                return question.call(this, query, ...rest);
+            };
+        }
     }
 
     // --------------------------------------------------------------------------- typescript

@@ -82,6 +82,8 @@ use constant {
     REQ_FD        => 3,
     EVT_FD        => 4,
     PROTOCOL      => 1,
+    # The newest addition to protocol 1 this driver uses: input requests.
+    REVISION      => 2,
     MAX_FRAME     => 64 << 20,
     # Events above this are shrunk rather than sent, leaving headroom under the host's limit.
     SHRINK_AT     => (64 << 20) - (1 << 16),
@@ -122,6 +124,8 @@ my $RBUF = '';
 my $MARK_PREFIX = '';
 my $SEQ = 0;
 my $CURRENT_ID;
+my $HOST_REVISION = 0;  # what the host's init names
+my $INPUT_ALLOWED = 0;  # the running cell's client can answer questions (revision 2)
 my $CELL_SERIAL = 0;
 my ($RUNNER_KEY, $RUNNER);  # the runner for the current set of lexicals
 my ($PENDING_CAPTURE, $COMPILED);
@@ -387,6 +391,45 @@ sub _disarm {
     # Pending signals are dispatched with the old handler right here; it only notes them.
     $IN_USER = 0;
     $SIG{INT} = 'IGNORE';
+}
+
+# --- input ------------------------------------------------------------------------------------------
+
+# A cell whose client can answer (its execute said "input": true) reads STDIN through this tie:
+# each line it reads is asked for with an input_request and read from the input_reply on fd 3.
+# Without one STDIN stays the worker's /dev/null, where reading finds the end at once.
+
+sub _ask {
+    my ($prompt, $password) = @_;
+    _emit({type => 'input_request', id => $CURRENT_ID, prompt => _text($prompt),
+           password => $password ? $TRUE : $FALSE}, 1);
+    while (1) {
+        my $req = _read_frame();
+        _shutdown(undef) unless $req;
+        my $type = $req->{type};
+        if ($type eq 'input_reply' && defined $req->{target} && $req->{target} eq $CURRENT_ID) {
+            return undef if $req->{eof};
+            my $value = $req->{value};
+            return defined $value && !ref $value ? $value : '';
+        }
+        if ($type eq 'interrupt') {
+            # Its SIGINT follows the frame at once and dies in the sleep; should the cell's own
+            # handler take it, the frame still ends the wait.
+            Time::HiRes::sleep(1);
+            $INTERRUPTED = 1;
+            die "KeyboardInterrupt\n";
+        }
+        _shutdown($req) if $type eq 'shutdown';
+    }
+}
+
+sub _tie_stdin {
+    return unless $INPUT_ALLOWED;
+    tie *STDIN, 'ReplHost::Driver::Stdin';
+}
+
+sub _untie_stdin {
+    untie *STDIN if tied *STDIN && ref(tied *STDIN) eq 'ReplHost::Driver::Stdin';
 }
 
 # --- rich output ----------------------------------------------------------------------------------
@@ -853,6 +896,7 @@ sub _run_cell {
     my $runner = _runner();
     _hide_system() if $code =~ /\bsystem\s*\{/;
     $EXECUTING = 1;
+    _tie_stdin();
     # Armed before `started` goes out: the host may signal as soon as it reads it.
     _arm();
     my $ok = eval {
@@ -875,6 +919,7 @@ sub _run_cell {
     $IN_USER = 0;
     _disarm();
     $EXECUTING = 0;
+    _untie_stdin();
     _restore_system();
     @R = ();
     # Perl keeps a "_<file" glob (source lines for a debugger) per file name it compiled, and each
@@ -971,6 +1016,7 @@ sub _execute {
         return;
     }
     $CURRENT_ID = $id;
+    $INPUT_ALLOWED = $HOST_REVISION >= 2 && ref $req->{input} && $req->{input} ? 1 : 0;
     my $t0 = Time::HiRes::time();
     my ($status, $exit_code) = ('error', undef);
     my $saved = {};
@@ -1007,6 +1053,7 @@ sub _execute {
     $done->{exit_code} = 0 + $exit_code if defined $exit_code;
     _emit($done, 1);
     $CURRENT_ID = undef;
+    $INPUT_ALLOWED = 0;
 }
 
 # --- completion and variables ---------------------------------------------------------------------
@@ -1218,6 +1265,9 @@ sub _init {
     _fatal('init carries no valid mark_nonce')
         unless defined $nonce && !ref $nonce && $nonce =~ /\A[0-9A-Fa-f]{1,64}\z/;
     $MARK_PREFIX = "\e]5253;rh;$nonce;";
+    my $revision = $req->{revision};
+    $HOST_REVISION = defined $revision && !ref $revision && $revision =~ /\A[0-9]+\z/
+        ? ($revision < REVISION ? $revision : REVISION) : 0;
     _send({
         type => 'hello', id => $req->{id}, protocol => PROTOCOL, language => 'perl',
         language_version => sprintf('%vd', $^V), implementation => 'perl', executable => _text($^X),
@@ -1235,6 +1285,8 @@ my %HANDLERS = (
     # Only meaningful while an execution runs, and then SIGINT does the work; one read while
     # idle targets an execution that already ended.
     interrupt => sub { },
+    # An answer that crossed the end of its cell (an interrupt came first).
+    input_reply => sub { },
     init      => sub {
         _send({type => 'error_reply', id => $_[0]{id}, reason => 'already initialized'});
     },
@@ -1334,6 +1386,35 @@ sub DESTROY {
     eval { ReplHost::Driver::_compile_end($self, $c[10]); 1 }
         or eval { ReplHost::Driver::_log('warning', "cell compile hook failed: $@") };
 }
+
+package ReplHost::Driver::Stdin;
+
+# STDIN while a cell may ask for input: a line per question, the end of input when the answer
+# says so.
+
+sub TIEHANDLE { my $class = shift; return bless {eof => 0}, $class }
+
+sub READLINE {
+    my $self = shift;
+    if (wantarray) {
+        my @lines;
+        while (defined(my $line = $self->READLINE)) { push @lines, $line }
+        return @lines;
+    }
+    return undef if $self->{eof};
+    my $value = ReplHost::Driver::_ask('', 0);
+    if (!defined $value) {
+        $self->{eof} = 1;
+        return undef;
+    }
+    utf8::encode($value);
+    return "$value\n";
+}
+
+sub EOF { return $_[0]{eof} }
+sub FILENO { return 0 }
+sub BINMODE { return 1 }
+sub CLOSE { $_[0]{eof} = 1; return 1 }
 
 package ReplHost::Driver::Exit;
 

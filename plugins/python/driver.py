@@ -32,8 +32,9 @@ import types
 _REQ_FD = 3
 _EVT_FD = 4
 _PROTOCOL = 1
-# The newest addition to protocol 1 this driver uses: display ids, updates and clear_output.
-_REVISION = 1
+# The newest addition to protocol 1 this driver uses: input requests (2), display ids, updates
+# and clear_output (1).
+_REVISION = 2
 _MAX_FRAME = 64 << 20
 # Events above this are shrunk rather than sent, leaving headroom under the
 # host's hard limit.
@@ -167,6 +168,9 @@ _host_revision = 0
 _chart_path = None
 _chart_function = None
 _helper_paths = {}
+# The running cell's client can answer questions: its execute said "input": true (revision 2).
+_input_allowed = False
+_real_input = builtins.input
 
 
 def _replace_error(err):
@@ -392,6 +396,72 @@ def _parse_request(payload):
     if env_unchanged:
         req["env"] = _NO_ENV_CHANGE
     return req
+
+
+# -------------------------------------------------------------------- input
+
+# input() and getpass.getpass() of a cell whose client can answer ask the host
+# (an input_request event) and wait on fd 3 for the input_reply. Without one
+# they are the originals, which find the end of input on the worker's
+# /dev/null stdin at once. Only the main thread asks: it is the one that reads
+# fd 3 while a cell runs, and the one SIGINT interrupts.
+
+def _asks():
+    return _input_allowed and _current_id is not None and _thread.get_ident() == _main_ident
+
+
+def _ask(prompt, password):
+    """The answer to `prompt`: the line, or None at the end of input. An
+    interrupt ends the wait with KeyboardInterrupt."""
+    _emit({"type": "input_request", "id": _current_id, "prompt": prompt,
+           "password": bool(password)}, mark=True)
+    while True:
+        req = _read_frame()
+        if req is None:
+            _shutdown(None)
+        kind = req["type"]
+        if kind == "input_reply" and req.get("target") == _current_id:
+            if req.get("eof") is True:
+                return None
+            value = req.get("value")
+            return value if isinstance(value, str) else ""
+        if kind == "interrupt":
+            # Its SIGINT follows the frame at once and raises in the sleep;
+            # should the cell's own handler swallow it, the frame still ends
+            # the wait.
+            time.sleep(1)
+            raise KeyboardInterrupt
+        if kind == "shutdown":
+            _shutdown(req)
+        # Nothing else is sent while a cell runs.
+
+
+def _input(prompt=""):
+    if not _asks():
+        return _real_input(prompt)
+    line = _ask(str(prompt), False)
+    if line is None:
+        raise EOFError("EOF when reading a line")
+    return line
+
+
+_input.__doc__ = _real_input.__doc__
+
+
+def _patch_getpass(module):
+    real = module.getpass
+
+    def getpass(prompt="Password: ", stream=None):
+        if not _asks():
+            return real(prompt, stream)
+        line = _ask(str(prompt), True)
+        if line is None:
+            raise EOFError
+        return line
+
+    getpass.__doc__ = real.__doc__
+    getpass.__wrapped__ = real
+    module.getpass = getpass
 
 
 # ------------------------------------------------------------------ signals
@@ -835,6 +905,7 @@ class _PyplotHook(object):
     """
 
     _PATCHES = {
+        "getpass": "_patch_getpass",
         "matplotlib.pyplot": "_patch_pyplot",
         "IPython.core.display_functions": "_route_ipython",
         "IPython.core.display": "_route_ipython",
@@ -1546,7 +1617,7 @@ def _emit_done(rid, status, count, duration):
 
 
 def _execute(req):
-    global _current_id
+    global _current_id, _input_allowed
     rid = req.get("id")
     code = req.get("code", "")
     count = req.get("execution_count")
@@ -1560,6 +1631,7 @@ def _execute(req):
     status = "error"
     t0 = _perf()
     _current_id = rid
+    _input_allowed = _host_revision >= 2 and req.get("input") is True
     try:
         if cwd or (env is not _NO_ENV_CHANGE and env != _NO_ENV_CHANGE):
             errors = []
@@ -1589,6 +1661,7 @@ def _execute(req):
             _restore_env(saved)
         _emit_done(rid, status, count, duration)
         _current_id = None
+        _input_allowed = False
 
 
 # ------------------------------------------------------ completion, variables
@@ -1988,6 +2061,8 @@ _HANDLERS = {
     # Only meaningful while an execution runs, and then SIGINT does the work;
     # an interrupt read while idle targets an execution that already ended.
     "interrupt": _ignore,
+    # An answer that crossed the end of its cell (an interrupt came first).
+    "input_reply": _ignore,
     "init": _again,
 }
 
@@ -2094,6 +2169,9 @@ def _setup_namespace():
     sys.modules["__main__"] = main
     _ns = main.__dict__
     builtins.display = display
+    builtins.input = _input
+    if "getpass" in sys.modules:
+        _patch_getpass(sys.modules["getpass"])
     builtins.__replhost__ = _IPythonSyntax()
     # Like the interactive interpreter, modules in the working directory are
     # importable; the driver's own directory (present when it runs as a

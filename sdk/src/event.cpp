@@ -64,6 +64,12 @@ Event Event::clearOutput(const QString &executionId, bool wait)
                 {{QStringLiteral("wait"), wait}});
 }
 
+Event Event::inputRequest(const QString &executionId, const QString &prompt, bool password)
+{
+    return make(Kind::InputRequest, QStringLiteral("input_request"), executionId,
+                {{QStringLiteral("prompt"), prompt}, {QStringLiteral("password"), password}});
+}
+
 Event Event::result(const QString &executionId, int executionCount, const QJsonObject &data,
                     const QJsonObject &metadata)
 {
@@ -107,6 +113,7 @@ Event::Kind Event::kindFromType(const QString &type)
         {QStringLiteral("display"), Kind::Display}, {QStringLiteral("result"), Kind::Result},
         {QStringLiteral("error"), Kind::Error},     {QStringLiteral("done"), Kind::Done},
         {QStringLiteral("clear_output"), Kind::ClearOutput},
+        {QStringLiteral("input_request"), Kind::InputRequest},
     };
     return kinds.value(type, Kind::Other);
 }

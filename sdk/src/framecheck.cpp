@@ -324,6 +324,13 @@ Result<WorkerMessage> checkWorkerFrame(const QJsonObject &frame)
         m.id(true);
         m.mark();
         m.boolean(QLatin1StringView("wait"));
+    } else if (type == u"input_request") {
+        // Revision 2: the running execution waits for a line of input.
+        message = WorkerMessage::InputRequest;
+        m.id(false);
+        m.mark();
+        m.string(QLatin1StringView("prompt"), L::kMaxPromptChars);
+        m.boolean(QLatin1StringView("password"));
     } else if (type == u"error") {
         message = WorkerMessage::Error;
         m.id(true);

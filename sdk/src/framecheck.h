@@ -36,6 +36,7 @@ enum class WorkerMessage {
     SnapshotReply,
     RestoreReply,
     ClearOutput,
+    InputRequest,
 };
 
 // The bounds. The frame itself is at most kMaxFrameBytes (framing.h); these keep single fields
@@ -49,6 +50,7 @@ struct FrameLimits {
     static constexpr qsizetype kMaxMimeTypeChars = 256;   // a MIME bundle's keys
     static constexpr qsizetype kMaxListEntries = 100000;  // traceback, matches, variables
     static constexpr int kMaxDepth = 512;                 // nesting of data and metadata values
+    static constexpr qsizetype kMaxPromptChars = 65536;   // an input_request's `prompt`
 };
 
 // The type of `frame` if it is a frame of protocol §4 within the bounds, otherwise an error with

@@ -118,6 +118,7 @@ bool WorkerProcess::Private::fitsRun(WorkerMessage kind, const QString &id, QStr
             : kind == WorkerMessage::Result                  ? "result"
             : kind == WorkerMessage::Error                   ? "error"
             : kind == WorkerMessage::Snapshot                ? "snapshot"
+            : kind == WorkerMessage::InputRequest            ? "input_request"
                                                              : "done";
     const bool running = exec && id == exec->id && !exec->doneReceived;
     if (running) {
@@ -160,6 +161,7 @@ bool WorkerProcess::Private::fitsRun(WorkerMessage kind, const QString &id, QStr
 void WorkerProcess::Private::noteDone(bool hasMark, quint64 mark)
 {
     exec->doneReceived = true;
+    exec->inputPending = false;
     exec->doneMarked = hasMark;
     exec->doneMark = hasMark ? mark : 0;
     for (int i = 0; i < 2; ++i)
@@ -176,6 +178,7 @@ bool WorkerProcess::Private::handleMessage(QJsonObject &message, WorkerMessage k
     case WorkerMessage::Started:
     case WorkerMessage::Display:
     case WorkerMessage::ClearOutput:
+    case WorkerMessage::InputRequest:
     case WorkerMessage::Result:
     case WorkerMessage::Error:
     case WorkerMessage::Done:
@@ -254,6 +257,24 @@ bool WorkerProcess::Private::handleExecutionEvent(WorkerMessage kind, const QStr
         if (exec && exec->id == id && exec->interruptPending)
             return beginInterrupt();
         return true;
+    }
+    if (kind == WorkerMessage::InputRequest) {
+        // Only a run that someone can answer may ask, and one question at a time: the driver
+        // waits for its answer before it can ask again.
+        if (!exec->inputAllowed) {
+            *error = QStringLiteral("an `input_request` for execution %1, which takes no input")
+                             .arg(quotedExcerpt(id));
+            return false;
+        }
+        if (exec->inputPending) {
+            *error = QStringLiteral("a second `input_request` for execution %1 before the first "
+                                    "was answered")
+                             .arg(quotedExcerpt(id));
+            return false;
+        }
+        exec->inputPending = true;
+        fields.insert(QStringLiteral("prompt"), fields.value(QLatin1String("prompt")).toString());
+        fields.insert(QStringLiteral("password"), fields.value(QLatin1String("password")).toBool());
     }
     if (kind == WorkerMessage::Done) {
         noteDone(hasMark, mark);

@@ -129,6 +129,8 @@ QByteArray executeFrameBody(const ExecuteRequest &request)
         body.append(",\"cwd\":");
         appendJsonString(body, request.cwd);
     }
+    if (request.allowInput)
+        body.append(",\"input\":true");
     body.append('}');
     return body;
 }

@@ -299,6 +299,8 @@ void WorkerProcess::Private::start()
 bool WorkerProcess::Private::beginInterrupt()
 {
     exec->interruptPending = false;
+    // An interrupt ends the wait for input too: the driver takes the `interrupt` as its answer.
+    exec->inputPending = false;
     requests.send({{kType, QStringLiteral("interrupt")},
                    {kId, nextId("interrupt")},
                    {QStringLiteral("target"), exec->id}});
@@ -384,6 +386,7 @@ void WorkerProcess::execute(const ExecuteRequest &request)
         return;
     }
     d->exec = Private::Execution{request.id, request.executionCount};
+    d->exec->inputAllowed = request.allowInput;
     if (d->view && !request.cwd.isEmpty()) {
         ExecuteRequest inside = request;
         inside.cwd = sandboxPathOf(*d->view, QDir::cleanPath(request.cwd));
@@ -414,6 +417,23 @@ void WorkerProcess::interrupt(const QString &executionId)
         return;
     }
     (void)d->beginInterrupt();
+}
+
+bool WorkerProcess::answerInput(const QString &executionId, const QString &value, bool eof)
+{
+    auto &exec = d->exec;
+    if (!exec || exec->id != executionId || !exec->inputPending || exec->doneReceived || d->ended)
+        return false;
+    exec->inputPending = false;
+    QJsonObject reply{{kType, QStringLiteral("input_reply")},
+                      {kId, d->nextId("input")},
+                      {QStringLiteral("target"), executionId}};
+    if (eof)
+        reply.insert(QStringLiteral("eof"), true);
+    else
+        reply.insert(QStringLiteral("value"), value);
+    d->requests.send(reply);
+    return true;
 }
 
 void WorkerProcess::complete(const QString &code, int cursor, ReplyCallback reply)

@@ -272,6 +272,8 @@ public:
         bool started = false;
         bool startedOwed = false; // implicit_started: started, but the event not yet emitted
         bool interruptPending = false;
+        bool inputAllowed = false;  // the request's allowInput (protocol revision 2)
+        bool inputPending = false;  // an input_request waits for its input_reply
         bool doneReceived = false;
         bool doneMarked = false;
         quint64 doneMark = 0;

@@ -46,6 +46,7 @@ private slots:
     void initTestCase();
     void cleanupTestCase();
 
+    void inputFindsTheEndOfInputAtOnce();
     void healthAnswersOk_data();
     void healthAnswersOk();
     void executeStreamsOneJsonObjectPerLine();
@@ -244,6 +245,17 @@ void tst_E2bWire::resultsCarryMimeFieldsAndExtra()
         QVERIFY2(shown.value(field) == value, qPrintable(field + QLatin1String(": ") + QString::fromUtf8(json(shown))));
     QCOMPARE(results[1].value(QStringLiteral("is_main_result")).toBool(), true);
     QCOMPARE(results[1].value(QStringLiteral("text")).toString(), QStringLiteral("42"));
+}
+
+// E2B's clients have no way to answer a question: input() finds the end of input at once, also
+// when the body carries the native API's "input" field.
+void tst_E2bWire::inputFindsTheEndOfInputAtOnce()
+{
+    const QList<QJsonObject> lines = execute({{QStringLiteral("code"), QStringLiteral("input('Name? ')")},
+                                              {QStringLiteral("input"), true}});
+    const QJsonObject error = findLine(lines, QStringLiteral("error"));
+    QCOMPARE(error.value(QStringLiteral("name")).toString(), QStringLiteral("EOFError"));
+    QCOMPARE(lineTypes(lines).last(), QStringLiteral("end_of_execution"));
 }
 
 void tst_E2bWire::errorCarriesNameValueAndTraceback()

@@ -48,6 +48,7 @@ private slots:
     void malformedJsonIsInvalidRequestBody();
     void unknownLanguageIsA400();
     void codeStreamIsCompactJsonAndBlankLines();
+    void inputFindsTheEndOfInputAtOnce();
     void codeOutputArrivesInWholeLines();
     void commandOutputIsOneEventPerLine();
     void pingsFillSilences();
@@ -360,6 +361,24 @@ void tst_OpenSandboxWire::codeStreamIsCompactJsonAndBlankLines()
     QCOMPARE(results.value(QStringLiteral("text")).toString(), QStringLiteral("{'a': 1}"));
     QVERIFY(!results.contains(QStringLiteral("text/plain")));
     QVERIFY(stream[4].value(QStringLiteral("execution_time")).toInteger() >= 0);
+}
+
+// OpenSandbox's clients have no way to answer a question: input() finds the end of input at once.
+void tst_OpenSandboxWire::inputFindsTheEndOfInputAtOnce()
+{
+    if (const QString missing = client().missingLanguage(QStringLiteral("python")); !missing.isEmpty())
+        QSKIP(qPrintable(missing));
+    const QString context = createContext();
+    const auto response = osb("POST", execd(QStringLiteral("/code")),
+                              compact({{QStringLiteral("code"), QStringLiteral("input('Name? ')")},
+                                       {QStringLiteral("context"), QJsonObject{{QStringLiteral("id"), context}}}}));
+    const QList<QJsonObject> stream = events(response);
+    const QStringList kinds = types(stream);
+    QVERIFY2(kinds.contains(QStringLiteral("error")), qPrintable(kinds.join(QLatin1Char(' '))));
+    for (const QJsonObject &event : stream)
+        if (event.value(QStringLiteral("type")) == QLatin1String("error"))
+            QCOMPARE(event.value(QStringLiteral("error")).toObject().value(QStringLiteral("ename")).toString(),
+                     QStringLiteral("EOFError"));
 }
 
 void tst_OpenSandboxWire::codeOutputArrivesInWholeLines()

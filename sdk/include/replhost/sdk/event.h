@@ -25,6 +25,8 @@ namespace replhost::sdk {
 //   Error    ename, evalue, traceback (array of strings)
 //   ClearOutput  wait (bool: clear when the next output arrives rather than now): the output
 //            the execution has shown so far is to be cleared (SDK 1.2)
+//   InputRequest  prompt (string), password (bool: do not show or keep the answer): the run
+//            waits for input (only when its ExecuteRequest::allowInput) (SDK 1.3)
 //   Done     status ("ok" | "error" | "interrupted" | "aborted"), execution_count, cwd,
 //            duration_ms, exit_code (optional), state_lost (bool), streams_synced (bool)
 //            (done() fills in state_lost = false and streams_synced = true when `extra` lacks them)
@@ -32,7 +34,7 @@ namespace replhost::sdk {
 // represented with Kind::Other and their name in `type`.
 struct REPLHOST_SDK_EXPORT Event {
     // New kinds are added at the end: the values are compiled into plugins.
-    enum class Kind { Started, Stream, Display, Result, Error, Done, Other, ClearOutput };
+    enum class Kind { Started, Stream, Display, Result, Error, Done, Other, ClearOutput, InputRequest };
 
     Kind kind = Kind::Other;
     QString type;        // protocol name of the kind: "started", "stream", ...
@@ -50,6 +52,8 @@ struct REPLHOST_SDK_EXPORT Event {
                          bool update = false);
     // Clears the execution's output so far; with `wait`, when its next output arrives. (SDK 1.2)
     static Event clearOutput(const QString &executionId, bool wait = false);
+    // The run waits for a line of input; `password`: its answer is a secret. (SDK 1.3)
+    static Event inputRequest(const QString &executionId, const QString &prompt, bool password);
     static Event result(const QString &executionId, int executionCount, const QJsonObject &data,
                         const QJsonObject &metadata = {});
     static Event error(const QString &executionId, const QString &ename, const QString &evalue,

@@ -37,6 +37,10 @@ struct ExecuteRequest {
     int executionCount = 0; // assigned by the host, survives worker restarts
     EnvDelta env;
     QString cwd;        // absolute directory to run in; empty = stay where the last run left off
+    // Someone can answer the run's questions (SDK 1.3): the interpreter may then ask for input
+    // with an InputRequest event and wait for the answer (WorkerProcess::answerInput). When
+    // false, reading input finds the end of input at once, as it always did.
+    bool allowInput = false;
 };
 
 // What the host knows of a started interpreter (from the worker's hello).

@@ -16,7 +16,8 @@
 // host names the revision it takes in `init`, and a driver uses nothing newer. A driver must
 // match the version exactly; the revision only grows within it.
 //   1: `display_id` and `update` on `display`, the `clear_output` event
-#define REPLHOST_WORKER_PROTOCOL_REVISION 1
+//   2: `input` on `execute`, the `input_request` event and the `input_reply` request
+#define REPLHOST_WORKER_PROTOCOL_REVISION 2
 
 // Interface id of LanguageHandler. The trailing number is the SDK major.
 #define REPLHOST_LANGUAGEHANDLER_IID "org.replhost.LanguageHandler/1"

@@ -106,6 +106,14 @@ public:
     // (QMetaObject::invokeMethod returns false for sessions that lack it).
     Q_INVOKABLE void takeInWrittenOutput();
 
+    // Answers the input_request of the running execution `executionId` (SDK 1.3, protocol
+    // revision 2): `value` is the line read (without its line end), or with `eof` the end of
+    // input. False, and nothing sent, when that execution is not waiting for input (it never
+    // asked, it was answered already, it was interrupted or it has ended). Invokable by name,
+    // like takeInWrittenOutput(), so a host can ask any session: a session that lacks it never
+    // asks for input.
+    Q_INVOKABLE bool answerInput(const QString &executionId, const QString &value, bool eof);
+
     // Snapshots (docs/worker-protocol.md §9), for drivers whose hello declares
     // "snapshot": "on_request"; otherwise the reply is Error "unsupported". Only while idle, with
     // the reply rules of complete().
