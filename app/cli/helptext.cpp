@@ -56,6 +56,8 @@ go to stdout, errors to stderr.
   -t, --timeout SECONDS    interrupt the run after this long (exit status 124)
   -e, --env KEY=VALUE      set a variable for this run only (repeatable)
 
+When standard input is a terminal, a run that reads input (input(), <STDIN>, read)
+asks here: the line typed is the answer (a password without echo; Ctrl-D ends input).
 Ctrl-C interrupts the run (the context keeps its state; exit status 130); a second
 Ctrl-C stops waiting at once. Exit status: the run's (0 ok, 1 error or aborted,
 124 timeout, 130 interrupted). --json prints the finished execution document.

@@ -147,6 +147,11 @@ Result<ExitStatus> RunCommand::execute()
     if (!code)
         return code.failure();
     body.set("code", *code);
+    // Someone at the terminal can answer the run's questions, unless the terminal gave the code
+    // (and --json keeps stdout for the document).
+    const bool codeFromStdin = m_line.arguments.empty() && m_line.value("file", "-") == "-";
+    if (TerminalInput::available() && !codeFromStdin && !m_line.json)
+        body.set("input", true);
 
     if (m_line.has("context")) {
         body.set("context_id", m_line.value("context"));
@@ -168,6 +173,7 @@ Result<ExitStatus> RunCommand::execute()
         streamed = m_client.stream(m_client.scoped("/executions"), json.str(), [this](const SseEvent &event) {
             render(event);
         });
+        m_input.cancel();
         const std::lock_guard<std::mutex> lock(m_mutex);
         executionId = m_executionId;
     }
@@ -208,7 +214,19 @@ void RunCommand::render(const SseEvent &event)
             sendInterrupt(id);
         return;
     }
+    if (event.type == "input_request") {
+        std::string id;
+        {
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            id = m_executionId;
+        }
+        m_input.ask(data->optValue<std::string>("prompt", ""), data->optValue<bool>("password", false),
+                    [this, id](const std::optional<std::string> &line) { sendAnswer(id, line); });
+        return;
+    }
     if (event.type == "done") {
+        // An interrupt or a timeout ended a question still open.
+        m_input.cancel();
         m_status = data->optValue<std::string>("status", "error");
         m_stateLost = data->optValue<bool>("state_lost", false);
         return;
@@ -284,6 +302,23 @@ void RunCommand::sendInterrupt(const std::string &executionId)
     // 409: the run finished on its own meanwhile; its stream says how.
     if (!reply && reply.failure().httpStatus != 409)
         Console::complain("cannot interrupt the run: " + reply.failure().message);
+}
+
+void RunCommand::sendAnswer(const std::string &executionId, const std::optional<std::string> &line)
+{
+    // On the reader's thread, with a connection of its own: the main one carries the stream.
+    ApiClient client(m_client.endpoint(), m_client.workspace());
+    client.setReceiveTimeout(kInterruptTimeoutSeconds);
+    Poco::JSON::Object body;
+    if (line)
+        body.set("value", *line);
+    else
+        body.set("eof", true);
+    const Result<HttpReply> reply =
+            client.call("POST", client.scoped("/executions/" + ApiClient::encode(executionId) + "/input"), body);
+    // 409: the run stopped waiting meanwhile (interrupted, timed out); its stream says how.
+    if (!reply && reply.failure().httpStatus != 409)
+        Console::complain("cannot answer the run: " + reply.failure().message);
 }
 
 } // namespace replhost::cli

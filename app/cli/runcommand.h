@@ -2,8 +2,10 @@
 #pragma once
 
 #include "command.h"
+#include "terminalinput.h"
 
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace replhost::cli {
@@ -14,6 +16,10 @@ namespace replhost::cli {
 // errors on stderr. Ctrl-C sends an interrupt for the execution (the run ends "interrupted", the
 // context keeps its state); a second Ctrl-C stops waiting and leaves at once. The SIGINT pair that
 // `timeout -s INT` sends (to the command, then to its group) is one Ctrl-C (InterruptWatcher).
+//
+// When standard input is a terminal (and the code did not come from it), the run may ask for
+// input: the question's prompt is written to stdout and the line typed is the answer (without
+// echo for a password; Ctrl-D is the end of input). Otherwise the run finds the end of input.
 //
 // The exit status is the run's: ok 0, error or aborted 1, timeout 124, interrupted 130. With
 // --json, stdout gets only the finished execution document.
@@ -31,6 +37,7 @@ private:
     void render(const SseEvent &event);
     void onInterrupt(int count);
     void sendInterrupt(const std::string &executionId);
+    void sendAnswer(const std::string &executionId, const std::optional<std::string> &line);
 
 
     // Shared with the interrupt thread.
@@ -42,6 +49,7 @@ private:
     // Main thread only.
     std::string m_status;  // from the "done" event; empty until then
     bool m_stateLost = false;
+    TerminalInput m_input;  // reads the answers to the run's questions
 };
 
 } // namespace replhost::cli
