@@ -40,4 +40,17 @@ void KernelServer::send_shell_impl(xeus::xmessage message)
     xeus::xserver_control_main::send_shell_impl(std::move(message));
 }
 
+void KernelServer::send_stdin_impl(xeus::xmessage message)
+{
+    if (message.header().value("msg_type", "") == "input_request" && !message.content().contains("password")) {
+        nl::json content = message.content();
+        content["password"] = content.value("pwd", false);
+        xeus::xmessage corrected(message.identities(), message.header(), message.parent_header(), message.metadata(),
+                                 std::move(content), std::move(message).buffers());
+        xeus::xserver_control_main::send_stdin_impl(std::move(corrected));
+        return;
+    }
+    xeus::xserver_control_main::send_stdin_impl(std::move(message));
+}
+
 } // namespace replhost::kernel

@@ -16,7 +16,9 @@ class ReplhostInterpreter;
 // - its shutdown_request tells the interpreter nothing of `restart`; the "shutdown" message it
 //   publishes, which says, releases the context (restart or delete) before it goes out;
 // - it counts executions itself, privately: its execute_input (sent before the run has a count)
-//   is replaced by the interpreter's, and execute_reply carries replhost's count.
+//   is replaced by the interpreter's, and execute_reply carries replhost's count;
+// - its input_request says `pwd` where the protocol says `password`: both are sent, so that a
+//   frontend hides a password's answer.
 //
 // Threading: publish_impl and send_shell_impl run on the shell or control thread that sends.
 class KernelServer : public xeus::xserver_control_main {
@@ -33,6 +35,7 @@ public:
 protected:
     void publish_impl(xeus::xpub_message message, xeus::channel channel) override;
     void send_shell_impl(xeus::xmessage message) override;
+    void send_stdin_impl(xeus::xmessage message) override;
 
 private:
     ReplhostInterpreter *m_interpreter = nullptr;

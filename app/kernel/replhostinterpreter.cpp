@@ -65,7 +65,8 @@ std::string errorNameFor(const std::string &status)
 
 ReplhostInterpreter::ReplhostInterpreter(cli::ServerLocator::Overrides overrides, std::string workspace,
                                          ContextLease lease)
-    : m_shell(overrides, workspace), m_control(overrides, workspace), m_lease(std::move(lease)),
+    : m_shell(overrides, workspace), m_answers(overrides, workspace), m_control(overrides, workspace),
+      m_lease(std::move(lease)),
       m_info(LanguageInfo::forLanguage(m_lease.language()))
 {
 }
@@ -82,7 +83,7 @@ void ReplhostInterpreter::publishNote(bool silent, const std::string &note)
 }
 
 nl::json ReplhostInterpreter::execute_request_impl(int executionCounter, const std::string &code, bool silent,
-                                                   bool, nl::json, bool)
+                                                   bool, nl::json, bool allowStdin)
 {
     int count = executionCounter;
     bool inputPublished = false;
@@ -97,14 +98,24 @@ nl::json ReplhostInterpreter::execute_request_impl(int executionCounter, const s
 
     nl::json error;  // the run's error event, if any
     std::string status;
+    // A frontend that takes input requests answers the run's questions; otherwise the run finds
+    // the end of input.
+    nl::json body{{"code", code}};
+    if (allowStdin && !silent)
+        body["input"] = true;
+    std::string executionId;
     const cli::Result<void> streamed = m_shell.stream(
-            contextPath("/executions"), nl::json{{"code", code}}.dump(), [&](const cli::SseEvent &event) {
+            contextPath("/executions"), body.dump(), [&](const cli::SseEvent &event) {
                 const nl::json data = parsed(event.data);
                 if (!data.is_object())
                     return;
                 if (event.type == "execution") {
+                    executionId = text(data, "id");
                     std::lock_guard lock(m_runningMutex);
-                    m_runningExecution = text(data, "id");
+                    m_runningExecution = executionId;
+                } else if (event.type == "input_request") {
+                    publishInput();
+                    answerInput(executionId, text(data, "prompt"), data.value("password", false));
                 } else if (event.type == "started") {
                     count = data.value("execution_count", count);
                     m_executionCount = count;
@@ -189,6 +200,23 @@ nl::json ReplhostInterpreter::execute_request_impl(int executionCounter, const s
         traceback.push_back(evalue.empty() ? ename : ename + ": " + evalue);
     publish_execution_error(ename, evalue, traceback);
     return errorReply(ename, evalue, traceback);
+}
+
+void ReplhostInterpreter::answerInput(const std::string &executionId, const std::string &prompt, bool password)
+{
+    // Jupyter's stdin channel: the frontend shows the prompt and the shell thread waits for its
+    // input_reply, as a kernel's raw_input does. (xeus's blocking_input_request would ask the
+    // interpreter registered with xeus, and this one is not.)
+    std::string value;
+    register_input_handler([&value](const std::string &answer) { value = answer; });
+    input_request(prompt, password);
+    register_input_handler(nullptr);
+    const cli::Result<cli::HttpReply> reply = m_answers.call(
+            "POST", m_answers.scoped("/executions/" + ServerConnection::encode(executionId) + "/input"),
+            nl::json{{"value", value}}.dump());
+    // 409: the run stopped waiting meanwhile (an interrupt, its timeout); the stream says how.
+    if (!reply && reply.failure().httpStatus != 409)
+        std::cerr << "replhost-kernel: cannot answer the run: " << reply.failure().message << std::endl;
 }
 
 void ReplhostInterpreter::interrupt()

@@ -20,6 +20,8 @@ namespace replhost::kernel {
 //   they arrive (stream, display_data, execute_result, error), and its `done` the reply.
 // - complete_request: the context's completion route; inspect_request: the context's variables
 //   (the name under the cursor, its type and repr); is_complete_request: CellCompleteness.
+// - input: when the execute_request has allow_stdin, the run may ask (input_request on the stdin
+//   channel, answered by the frontend's input_reply); otherwise it finds the end of input.
 //
 // Threading: xeus calls the xinterpreter methods on its shell thread; interrupt() and release()
 // are for the control thread (KernelServer), each thread with its own connection to the server.
@@ -53,8 +55,12 @@ private:
 
     std::string contextPath(const std::string &tail = {}) const;
     void publishNote(bool silent, const std::string &text);
+    // Asks the frontend (Jupyter's input_request on the stdin channel) and sends its answer to
+    // the run's question. Shell thread.
+    void answerInput(const std::string &executionId, const std::string &prompt, bool password);
 
     ServerConnection m_shell;    // the shell thread's
+    ServerConnection m_answers;  // the shell thread's too, for answers while m_shell streams
     ServerConnection m_control;  // the control thread's
     ContextLease m_lease;
     LanguageInfo m_info;

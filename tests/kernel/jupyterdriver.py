@@ -7,6 +7,10 @@ kernelspecs on JUPYTER_PATH, runs the steps in order and prints {"results": [...
 each step the reply's content and the iopub messages (msg_type, content) it caused. Steps:
   {"op": "execute", "code": C, "interrupt_on": TEXT?}  interrupt (interrupt_request on control)
                                                        once a stream message contains TEXT
+  {"op": "execute", "code": C, "allow_stdin": B?, "answers": [A...]?}
+                                                       answers each input_request on the stdin
+                                                       channel with the next A (a string); the
+                                                       requests go to the step's "stdin"
   {"op": "complete", "code": C, "cursor": N?}, {"op": "inspect", "code": C, "cursor": N?},
   {"op": "is_complete", "code": C}, {"op": "kernel_info"},
   {"op": "history", ...the history_request's fields}
@@ -20,7 +24,9 @@ crashed frontend would, leaving the kernel without a word.
 """
 import json
 import os
+import queue
 import sys
+import time
 
 from jupyter_client.manager import start_new_kernel
 from jupyter_client.session import Session
@@ -29,11 +35,27 @@ from jupyter_client.session import Session
 TIMEOUT = 120
 
 
-def collect(kc, km, msg_id, interrupt_on=None):
+def collect(kc, km, msg_id, interrupt_on=None, answers=None, stdin=None):
     iopub = []
     interrupted = False
+    deadline = time.monotonic() + TIMEOUT
     while True:
-        msg = kc.get_iopub_msg(timeout=TIMEOUT)
+        if answers is None:
+            msg = kc.get_iopub_msg(timeout=TIMEOUT)
+        else:
+            # The kernel waits for an answer while it asks: look at both channels in turn.
+            try:
+                request = kc.get_stdin_msg(timeout=0.05)
+                stdin.append({"msg_type": request["msg_type"], "content": request["content"]})
+                kc.input(answers.pop(0) if answers else "")
+            except queue.Empty:
+                pass
+            try:
+                msg = kc.get_iopub_msg(timeout=0.05)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    raise
+                continue
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         iopub.append({"msg_type": msg["msg_type"], "content": msg["content"]})
@@ -78,8 +100,9 @@ def main():
                              "user_expressions": {}, "allow_stdin": False})
                 results.append({"reply": {}, "iopub": []})
                 continue
+            stdin = []
             if op == "execute":
-                msg_id = kc.execute(step["code"])
+                msg_id = kc.execute(step["code"], allow_stdin=step.get("allow_stdin", False))
             elif op == "complete":
                 msg_id = kc.complete(step["code"], step.get("cursor"))
             elif op == "inspect":
@@ -93,9 +116,10 @@ def main():
                 msg_id = kc.history(**fields)
             else:
                 raise ValueError("unknown step " + op)
-            iopub = collect(kc, km, msg_id, step.get("interrupt_on"))
+            answers = list(step["answers"]) if "answers" in step else None
+            iopub = collect(kc, km, msg_id, step.get("interrupt_on"), answers, stdin)
             reply = shell_reply(kc, msg_id)
-            results.append({"reply": reply["content"], "iopub": iopub})
+            results.append({"reply": reply["content"], "iopub": iopub, "stdin": stdin})
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=False)

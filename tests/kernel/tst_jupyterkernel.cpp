@@ -28,6 +28,8 @@ private slots:
     void errorCarriesNameValueAndTraceback();
     void displayDataCarriesTheMimeBundle();
     void displayUpdatesAndClearsReachTheFrontend();
+    void inputRequestIsAnsweredByTheFrontend();
+    void withoutStdinTheRunFindsTheEndOfInput();
     void interruptKeepsState_data();
     void interruptKeepsState();
     void kernelInfoDescribesTheLanguage_data();
@@ -221,6 +223,42 @@ void tst_JupyterKernel::displayUpdatesAndClearsReachTheFrontend()
                                  QStringLiteral("update_display_data 100% bar"),
                                  QStringLiteral("clear_output wait=true"),
                                  QStringLiteral("display_data fresh ")}));
+}
+
+// allow_stdin: the run's question is an input_request on the stdin channel, and the frontend's
+// input_reply its answer; a password's request says so.
+void tst_JupyterKernel::inputRequestIsAnsweredByTheFrontend()
+{
+    KERNEL_FOR(QStringLiteral("python"), kernel);
+    QJsonObject step = H::execute(QStringLiteral("import getpass\nname = input('Name? ')\n"
+                                                 "secret = getpass.getpass('Secret: ')\n"
+                                                 "print('hello', name, len(secret))"));
+    step.insert(QStringLiteral("allow_stdin"), true);
+    step.insert(QStringLiteral("answers"), QJsonArray{QStringLiteral("Ada"), QStringLiteral("s3cret")});
+    const QJsonArray results = drive(kernel, {step});
+    QCOMPARE(results.size(), 1);
+    const QJsonArray stdin = results[0][QStringLiteral("stdin")].toArray();
+    QVERIFY2(stdin.size() == 2, QJsonDocument(results[0].toObject()).toJson().constData());
+    QCOMPARE(stdin[0][QStringLiteral("msg_type")].toString(), QStringLiteral("input_request"));
+    QCOMPARE(stdin[0][QStringLiteral("content")][QStringLiteral("prompt")].toString(), QStringLiteral("Name? "));
+    QCOMPARE(stdin[0][QStringLiteral("content")][QStringLiteral("password")].toBool(), false);
+    QCOMPARE(stdin[1][QStringLiteral("content")][QStringLiteral("prompt")].toString(), QStringLiteral("Secret: "));
+    QCOMPARE(stdin[1][QStringLiteral("content")][QStringLiteral("password")].toBool(), true);
+    QCOMPARE(H::streamText(results[0].toObject(), QStringLiteral("stdout")), QStringLiteral("hello Ada 6\n"));
+    QCOMPARE(results[0][QStringLiteral("reply")][QStringLiteral("status")].toString(), QStringLiteral("ok"));
+}
+
+void tst_JupyterKernel::withoutStdinTheRunFindsTheEndOfInput()
+{
+    KERNEL_FOR(QStringLiteral("python"), kernel);
+    QJsonObject step = H::execute(QStringLiteral("try:\n    input('Name? ')\nexcept EOFError:\n    print('eof')"));
+    step.insert(QStringLiteral("allow_stdin"), false);
+    step.insert(QStringLiteral("answers"), QJsonArray{QStringLiteral("never asked")});
+    const QJsonArray results = drive(kernel, {step});
+    QCOMPARE(results.size(), 1);
+    QCOMPARE(results[0][QStringLiteral("stdin")].toArray().size(), 0);
+    // Python's own input() writes its prompt before it finds the end of input.
+    QCOMPARE(H::streamText(results[0].toObject(), QStringLiteral("stdout")), QStringLiteral("Name? eof\n"));
 }
 
 void tst_JupyterKernel::interruptKeepsState_data()
