@@ -9,6 +9,7 @@
 #include "filebrowser.h"
 #include "findbar.h"
 #include "historypanel.h"
+#include "inputline.h"
 #include "languagebadge.h"
 #include "newcontextdialog.h"
 #include "outputview.h"
@@ -210,6 +211,7 @@ void WorkbenchWindow::buildWidgets()
     m_tabs = new EditorTabs(*m_settings, this);
     m_find = new FindBar(this);
     m_output = new OutputView(this);
+    m_input = new InputLine(m_engine.contexts(), this);
     m_history = new HistoryPanel(m_engine, this);
     m_env = new EnvPanel(m_engine, this);
     m_server = new ServerPanel(m_engine, m_options.tokenOverride, this);
@@ -235,7 +237,13 @@ void WorkbenchWindow::buildWidgets()
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setObjectName(QStringLiteral("editorOutputSplitter"));
     splitter->addWidget(editorPane);
-    splitter->addWidget(m_output);
+    auto *outputPane = new QWidget(this);
+    auto *outputLayout = new QVBoxLayout(outputPane);
+    outputLayout->setContentsMargins(0, 0, 0, 0);
+    outputLayout->setSpacing(0);
+    outputLayout->addWidget(m_output, 1);
+    outputLayout->addWidget(m_input);
+    splitter->addWidget(outputPane);
     splitter->setStretchFactor(0, 2);
     splitter->setStretchFactor(1, 3);
     splitter->setChildrenCollapsible(false);
@@ -637,6 +645,7 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
     m_contextId = contextId;
     m_lastExecution.reset();
     m_statusTicker.stop();
+    m_input->showContext(contextId, m_transcripts.value(contextId));
 
     m_output->clearAll();
     m_contextLanguage.clear();
@@ -821,6 +830,7 @@ core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
     request.workspace = m_workspace;
     request.contextId = m_contextId;
     request.code = code;
+    request.input = true;  // the input line answers
     const auto started = m_engine.contexts().run(request);
     if (!started) {
         m_runStatus->setText(tr("Cannot run: %1").arg(started.error().message));

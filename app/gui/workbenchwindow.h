@@ -29,6 +29,7 @@ class EditorTabs;
 class EnvPanel;
 class FileBrowser;
 class FindBar;
+class InputLine;
 class HistoryPanel;
 class OutputView;
 class PlotsPanel;
@@ -180,6 +181,7 @@ private:
     EditorTabs *m_tabs = nullptr;
     FindBar *m_find = nullptr;
     OutputView *m_output = nullptr;
+    InputLine *m_input = nullptr;  // under the output: where a run's question is answered
     HistoryPanel *m_history = nullptr;
     EnvPanel *m_env = nullptr;
     ServerPanel *m_server = nullptr;
