@@ -56,6 +56,11 @@ QList<KernelSpec> findKernelSpecs(const QStringList &searchPath, QStringList *pr
             }
             QJsonParseError error;
             const QJsonObject json = QJsonDocument::fromJson(file.readAll(), &error).object();
+            // replhost's own kernelspecs (replhost-cli kernelspec install) run replhost-kernel,
+            // a client of a replhost server: as languages of a server they would loop back
+            // into it, or start another server while this one starts.
+            if (json.value(QLatin1String("metadata")).toObject().contains(QLatin1String("replhost")))
+                continue;
             KernelSpec spec;
             spec.name = name;
             spec.directory = specDir;

@@ -27,7 +27,8 @@ struct KernelSpec {
 QStringList kernelSpecSearchPath();
 
 // The kernelspecs found in `searchPath` (directories that hold `<name>/kernel.json`), the first
-// of a name winning, sorted by name. A spec whose kernel.json cannot be read, or has no argv,
+// of a name winning, sorted by name, except replhost's own (metadata.replhost: replhost-kernel,
+// which is a client of a replhost server). A spec whose kernel.json cannot be read, or has no argv,
 // is left out and its reason appended to `problems` (when not null).
 QList<KernelSpec> findKernelSpecs(const QStringList &searchPath, QStringList *problems = nullptr);
 

@@ -101,6 +101,14 @@ private slots:
         QCOMPARE((*fixture)->runtime.version, QStringLiteral("1.0"));
     }
 
+    // replhost's own kernelspecs run replhost-kernel, a client of a replhost server.
+    void replhostsOwnKernelspecsAreNotLanguages()
+    {
+        const auto own = m_engine->plugins().resolve(QStringLiteral("jupyter-replhost-python"));
+        QVERIFY(!own);
+        QCOMPARE(own.error().code, QStringLiteral("unknown_language"));
+    }
+
     void kernelspecThatCannotRunIsUnavailableSayingWhy_data()
     {
         QTest::addColumn<QString>("language");
