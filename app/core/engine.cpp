@@ -43,16 +43,22 @@ Result<void> tightenDataDirectory(const QString &dataDir)
         ::close(fd);
         return {};
     }
+    // An entry that cannot be tightened (owned by someone else) is only warned about: the
+    // directory itself is private now, which is what protects what is in it.
+    QStringList untightened;
     while (const dirent *entry = ::readdir(dir)) {
         struct stat st {};
         if (::fstatat(fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0)
-            ::fchmodat(fd, entry->d_name, st.st_mode & 0700, 0);
-        else if (S_ISDIR(st.st_mode) && entry->d_name[0] != '.' && (st.st_mode & 077) != 0)
-            ::fchmodat(fd, entry->d_name, st.st_mode & 0700, 0);
+        const bool tighten = (st.st_mode & 077) != 0
+                             && (S_ISREG(st.st_mode) || (S_ISDIR(st.st_mode) && entry->d_name[0] != '.'));
+        if (tighten && ::fchmodat(fd, entry->d_name, st.st_mode & 0700, 0) != 0 && errno != ENOENT)
+            untightened.append(QFile::decodeName(entry->d_name));
     }
     ::closedir(dir);
+    if (!untightened.isEmpty())
+        qWarning("replhost: cannot make %s in the data directory %s private",
+                 qPrintable(untightened.join(QStringLiteral(", "))), qPrintable(dataDir));
     return {};
 }
 
