@@ -29,7 +29,21 @@ function(replhost_add_plugin name)
     qt_add_resources(${name} "${name}_driver" PREFIX "/replhost/${name}" FILES ${arg_RESOURCES})
   endif()
   if(DEFINED REPLHOST_PLUGIN_OUTPUT_DIR)
+    # A first-party plugin, built in replhost's tree: installed in <libdir>/replhost/plugins, it
+    # finds the SDK library two levels up (relocatable installs; /usr ones have no RUNPATH).
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${REPLHOST_PLUGIN_OUTPUT_DIR})
+    if(NOT CMAKE_SKIP_INSTALL_RPATH)
+      set_target_properties(${name} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
+    endif()
+  else()
+    # A plugin built against an installed SDK: it finds the library where the SDK has it, unless
+    # that is a directory the linker searches anyway.
+    get_target_property(sdk_library ReplHost::Sdk LOCATION)
+    get_filename_component(sdk_library_dir "${sdk_library}" DIRECTORY)
+    if(NOT sdk_library_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES
+       AND NOT sdk_library_dir IN_LIST CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES)
+      set_target_properties(${name} PROPERTIES INSTALL_RPATH "${sdk_library_dir}")
+    endif()
   endif()
   if(NOT arg_INSTALL_DESTINATION)
     set(arg_INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/replhost/plugins)

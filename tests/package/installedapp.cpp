@@ -53,7 +53,7 @@ QString InstalledApp::checkServerRunsPythonAndBash(const QString &scratchDir) co
     const ApiClient api(server.port(), server.token());
 
     // Plugins are found relative to the executable: every loaded one lies inside the tree.
-    const QString treePlugins = QFileInfo(QDir(m_prefix).filePath(QStringLiteral("lib/replhost/plugins")))
+    const QString treePlugins = QFileInfo(QDir(m_prefix).filePath(QStringLiteral(REPLHOST_INSTALL_LIBDIR "/replhost/plugins")))
                                         .canonicalFilePath();
     const QJsonObject info = api.get(QStringLiteral("/v1/info")).object();
     const QJsonArray plugins = info.value(QLatin1String("plugins")).toArray();

@@ -54,13 +54,13 @@ private slots:
             QTest::newRow(qPrintable(QStringLiteral("%1 kernelspec").arg(QLatin1String(language))))
                     << QStringLiteral("share/jupyter/kernels/replhost-%1/kernel.json").arg(QLatin1String(language));
         for (const char *language : {"python", "bash", "javascript", "typescript", "perl", "java", "go"})
-            QTest::newRow(language) << QStringLiteral("lib/replhost/plugins/replhost-%1.so").arg(QLatin1String(language));
-        QTest::newRow("go worker beside the plugins") << "lib/replhost/plugins/replhost-go-worker";
+            QTest::newRow(language) << QStringLiteral(REPLHOST_INSTALL_LIBDIR "/replhost/plugins/replhost-%1.so").arg(QLatin1String(language));
+        QTest::newRow("go worker beside the plugins") << REPLHOST_INSTALL_LIBDIR "/replhost/plugins/replhost-go-worker";
         QTest::newRow("confinement launcher") << "libexec/replhost/replhost-confine";
-        QTest::newRow("sdk library") << "lib/libreplhost-sdk.so.1";
+        QTest::newRow("sdk library") << REPLHOST_INSTALL_LIBDIR "/libreplhost-sdk.so.1";
         QTest::newRow("sdk header") << "include/replhost/sdk/languagehandler.h";
-        QTest::newRow("sdk cmake package") << "lib/cmake/ReplHostSdk/ReplHostSdkConfig.cmake";
-        QTest::newRow("sdk cmake function") << "lib/cmake/ReplHostSdk/ReplHostSdkPlugin.cmake";
+        QTest::newRow("sdk cmake package") << REPLHOST_INSTALL_LIBDIR "/cmake/ReplHostSdk/ReplHostSdkConfig.cmake";
+        QTest::newRow("sdk cmake function") << REPLHOST_INSTALL_LIBDIR "/cmake/ReplHostSdk/ReplHostSdkPlugin.cmake";
         QTest::newRow("plugin template") << "share/replhost/sdk/template/CMakeLists.txt";
         QTest::newRow("template driver") << "share/replhost/sdk/template/driver.lua";
         QTest::newRow("desktop entry") << "share/applications/" + kAppId + ".desktop";
@@ -70,12 +70,20 @@ private slots:
         for (const char *page : {"replhost", "replhost-server", "replhost-cli", "replhost-kernel"})
             QTest::newRow(qPrintable(QStringLiteral("man page %1").arg(QLatin1String(page))))
                     << QStringLiteral("share/man/man1/%1.1.gz").arg(QLatin1String(page));
-        QTest::newRow("readme") << "share/doc/replhost/README.md";
-        QTest::newRow("http api") << "share/doc/replhost/http-api.md";
-        QTest::newRow("plugin guide") << "share/doc/replhost-sdk-dev/plugin-sdk.md";
-        QTest::newRow("nginx example") << "share/doc/replhost/examples/nginx/replhost.conf";
-        QTest::newRow("kubernetes example") << "share/doc/replhost/examples/kubernetes/kustomization.yaml";
-        QTest::newRow("rebalance example") << "share/doc/replhost/examples/kubernetes/rebalance";
+        // Every package's copyright and changelog; documents compressed, as policy 12.3 asks.
+        for (const char *package : {"libreplhost-sdk1", "replhost-server", "replhost", "replhost-sdk-dev"}) {
+            QTest::newRow(qPrintable(QStringLiteral("%1 copyright").arg(QLatin1String(package))))
+                    << QStringLiteral("share/doc/%1/copyright").arg(QLatin1String(package));
+            QTest::newRow(qPrintable(QStringLiteral("%1 changelog").arg(QLatin1String(package))))
+                    << QStringLiteral("share/doc/%1/changelog.gz").arg(QLatin1String(package));
+        }
+        QTest::newRow("readme") << "share/doc/replhost-server/README.md.gz";
+        QTest::newRow("http api") << "share/doc/replhost-server/http-api.md.gz";
+        QTest::newRow("mcp guide") << "share/doc/replhost-server/mcp.md.gz";
+        QTest::newRow("plugin guide") << "share/doc/replhost-sdk-dev/plugin-sdk.md.gz";
+        QTest::newRow("nginx example") << "share/doc/replhost-server/examples/nginx/replhost.conf";
+        QTest::newRow("kubernetes example") << "share/doc/replhost-server/examples/kubernetes/kustomization.yaml";
+        QTest::newRow("rebalance example") << "share/doc/replhost-server/examples/kubernetes/rebalance";
     }
 
     void layoutHasEveryPart()

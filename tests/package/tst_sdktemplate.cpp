@@ -221,7 +221,7 @@ private slots:
         QTest::addColumn<QString>("origin");
         const QString home = InstalledApp(m_prefix).isolatedEnvironment(m_scratch.path()).value(QStringLiteral("HOME"));
         // Configured with the SDK's prefix as its install prefix: the host's own directory.
-        QTest::newRow("into the SDK's prefix") << QString() << m_prefix + QStringLiteral("/lib/replhost/plugins")
+        QTest::newRow("into the SDK's prefix") << QString() << m_prefix + QStringLiteral("/" REPLHOST_INSTALL_LIBDIR "/replhost/plugins")
                                                << QStringLiteral("install");
         QTest::newRow("per user") << home + QStringLiteral("/.local")
                                   << home + QStringLiteral("/.local/lib/replhost/plugins") << QStringLiteral("user");
