@@ -180,11 +180,14 @@ QList<PluginSearchDir> PluginRegistry::standardSearchPaths(const QStringList &ex
     // CMake's GNUInstallDirs gives a prefix other than /usr the libdir "lib", so these are where
     // `cmake --install` puts a plugin with --prefix ~/.local and with the default prefix.
     add(QDir::home().filePath(QStringLiteral(".local/lib/replhost/plugins")), "user");
+    // And their multiarch forms, where a plugin built with Debian's libdir lands.
+    add(QDir::home().filePath(QStringLiteral(".local/lib/" REPLHOST_MULTIARCH_LIBDIR "replhost/plugins")), "user");
     QString xdg = qEnvironmentVariable("XDG_DATA_HOME");
     if (xdg.isEmpty())
         xdg = QDir::home().filePath(QStringLiteral(".local/share"));
     add(QDir(xdg).filePath(QStringLiteral("replhost/plugins")), "user");
     add(QStringLiteral("/usr/local/lib/replhost/plugins"), "local");
+    add(QStringLiteral("/usr/local/lib/" REPLHOST_MULTIARCH_LIBDIR "replhost/plugins"), "local");
     add(QStringLiteral("/usr/lib/" REPLHOST_MULTIARCH_LIBDIR "replhost/plugins"), "system");
     const QDir exeDir(QCoreApplication::applicationDirPath());
     add(exeDir.filePath(QStringLiteral("../" REPLHOST_PLUGIN_INSTALL_DIR)), "install");

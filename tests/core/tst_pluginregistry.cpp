@@ -451,17 +451,20 @@ private slots:
         for (const PluginSearchDir &dir : dirs)
             described.append(dir.origin + QLatin1Char(' ') + dir.path);
         const QString installTree = QDir::cleanPath(QCoreApplication::applicationDirPath() + QStringLiteral("/.."));
-        QVERIFY2(dirs.size() >= 8, qPrintable(described.join(QLatin1Char('\n'))));
-        QCOMPARE(described.mid(0, 6),
+        QVERIFY2(dirs.size() >= 10, qPrintable(described.join(QLatin1Char('\n'))));
+        QCOMPARE(described.mid(0, 8),
                  (QStringList{QStringLiteral("environment /opt/first"), QStringLiteral("environment /opt/second"),
                               QStringLiteral("configured /opt/third"),
                               QStringLiteral("user ") + home.path() + QStringLiteral("/.local/lib/replhost/plugins"),
+                              QStringLiteral("user ") + home.path()
+                                      + QStringLiteral("/.local/lib/" REPLHOST_TEST_MULTIARCH_LIBDIR "replhost/plugins"),
                               QStringLiteral("user ") + home.path() + QStringLiteral("/.local/share/replhost/plugins"),
-                              QStringLiteral("local /usr/local/lib/replhost/plugins")}));
+                              QStringLiteral("local /usr/local/lib/replhost/plugins"),
+                              QStringLiteral("local /usr/local/lib/" REPLHOST_TEST_MULTIARCH_LIBDIR "replhost/plugins")}));
         // Debian's multiarch directory (the triplet is the compiler's), then the install tree.
-        QCOMPARE(dirs.at(6).origin, QStringLiteral("system"));
-        QCOMPARE(dirs.at(6).path, QStringLiteral("/usr/lib/" REPLHOST_TEST_MULTIARCH_LIBDIR "replhost/plugins"));
-        for (qsizetype i = 7; i < dirs.size(); ++i) {
+        QCOMPARE(dirs.at(8).origin, QStringLiteral("system"));
+        QCOMPARE(dirs.at(8).path, QStringLiteral("/usr/lib/" REPLHOST_TEST_MULTIARCH_LIBDIR "replhost/plugins"));
+        for (qsizetype i = 9; i < dirs.size(); ++i) {
             QCOMPARE(dirs.at(i).origin, QStringLiteral("install"));
             QVERIFY2(dirs.at(i).path.startsWith(installTree + QLatin1Char('/')), qPrintable(dirs.at(i).path));
             QVERIFY(dirs.at(i).path.endsWith(QLatin1String("/replhost/plugins")));

@@ -224,7 +224,7 @@ private slots:
         QTest::newRow("into the SDK's prefix") << QString() << m_prefix + QStringLiteral("/" REPLHOST_INSTALL_LIBDIR "/replhost/plugins")
                                                << QStringLiteral("install");
         QTest::newRow("per user") << home + QStringLiteral("/.local")
-                                  << home + QStringLiteral("/.local/lib/replhost/plugins") << QStringLiteral("user");
+                                  << home + QStringLiteral("/.local/" REPLHOST_INSTALL_LIBDIR "/replhost/plugins") << QStringLiteral("user");
     }
 
     void installedPluginIsFoundWithoutAnyOption()
