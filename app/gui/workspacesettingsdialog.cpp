@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -38,6 +39,8 @@ const LimitRow kRows[] = {
     {"cpu_seconds", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker CPU time:"), " s", false},
     {"processes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker processes:"), "", false},
     {"file_size_bytes", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Largest file:"), "", true},
+    {"cpu_millicores", QT_TRANSLATE_NOOP("WorkspaceSettingsDialog", "Worker CPU rate:"),
+     " millicores", false},
 };
 
 qint64 valueOf(const QAbstractSpinBox *box)
@@ -56,6 +59,7 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
     , m_workspace(workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace)
     , m_isolation(new QComboBox(this))
     , m_network(new QCheckBox(tr("Workers may reach the network"), this))
+    , m_viewPath(new QLineEdit(this))
     , m_error(new QLabel(this))
 {
     setWindowTitle(tr("Settings of Workspace %1").arg(m_workspace));
@@ -96,6 +100,20 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
     m_network->setToolTip(tr("Unless set, a sandboxed workspace has only a loopback of its own "
                              "and an unsandboxed one the host's network"));
     form->addRow(QString(), m_network);
+    m_viewPath->setObjectName(QStringLiteral("view_path"));
+    m_viewPath->setText(m_loaded.viewPath);
+    m_viewPath->setPlaceholderText(tr("its own path on this machine"));
+    m_viewPath->setToolTip(tr("Where a sandbox's code sees its workspace, as a container's code "
+                              "sees its home (e.g. /home/user): HOME and the working directory are "
+                              "there, and /tmp is kept in the workspace"));
+    m_viewPath->setAccessibleName(tr("Workspace seen at"));
+    form->addRow(tr("Workspace seen at:"), m_viewPath);
+    // A view exists only inside a sandbox; the engine refuses one without it.
+    const auto viewFollowsIsolation = [this] {
+        m_viewPath->setEnabled(m_isolation->currentData().toString() == QLatin1String("sandbox"));
+    };
+    viewFollowsIsolation();
+    connect(m_isolation, &QComboBox::currentIndexChanged, this, viewFollowsIsolation);
     // Until someone sets it, the network follows the isolation (WorkspaceSettings::network).
     connect(m_isolation, &QComboBox::currentIndexChanged, this, [this] {
         if (!m_loaded.networkChosen && !m_networkTouched)
@@ -150,6 +168,10 @@ Result<core::WorkspaceSettings> WorkspaceSettingsDialog::apply()
     if (m_loaded.networkChosen ? m_network->isChecked() != m_loaded.network
                                : m_network->isChecked() != followed)
         patch.insert(QStringLiteral("network"), m_network->isChecked());
+    // Empty removes the view; without a sandbox a view cannot be kept (nor was one shown).
+    const QString viewPath = m_viewPath->isEnabled() ? m_viewPath->text().trimmed() : QString();
+    if (viewPath != m_loaded.viewPath)
+        patch.insert(QStringLiteral("view_path"), viewPath.isEmpty() ? QJsonValue() : QJsonValue(viewPath));
 
     auto changed = m_engine.workspaces().changeSettings(m_workspace, patch);
     if (!changed) {

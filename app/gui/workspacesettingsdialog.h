@@ -12,13 +12,14 @@ class QAbstractSpinBox;
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QLineEdit;
 
 namespace replhost::core { class Engine; }
 
 namespace replhost::gui {
 
-// Shows and edits one workspace's settings: its limits (0 shows as "no limit"), isolation and
-// network. The fields start at the effective values; applying sends only what was changed to
+// Shows and edits one workspace's settings: its limits (0 shows as "no limit"), isolation,
+// network and, for a sandbox, where its code sees the workspace (view_path). The fields start at the effective values; applying sends only what was changed to
 // the engine (WorkspaceManager::changeSettings), which validates it: a refused value keeps the
 // dialog open with the engine's message, which names the field.
 //
@@ -46,6 +47,7 @@ private:
     QComboBox *m_isolation;
     QCheckBox *m_network;
     bool m_networkTouched = false;  // the user set the network box, so it no longer follows
+    QLineEdit *m_viewPath;          // enabled only while the isolation is "sandbox"
     QLabel *m_error;
 };
 

@@ -10,6 +10,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QJsonDocument>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -95,6 +96,65 @@ private slots:
         QCOMPARE(stored(QStringLiteral("w")),
                  QJsonDocument::fromJson(R"({"limits":{"max_contexts":3,"memory_bytes":1073741824},
                                             "network":false,"isolation":"sandbox"})").object());
+    }
+
+    void cpuRateIsALimitInMillicores()
+    {
+        WorkspaceSettingsDialog dialog(*m_engine, QStringLiteral("w"));
+        auto *cpu = dialog.findChild<QSpinBox *>(QStringLiteral("cpu_millicores"));
+        QVERIFY(cpu);
+        QCOMPARE(cpu->text(), QStringLiteral("no limit"));
+        cpu->setValue(500);
+        dialog.open();
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        QCOMPARE(m_engine->workspaces().settings(QStringLiteral("w"))->limits.cpuMillicores, 500);
+    }
+
+    // A sandbox's view path is edited only while the isolation is "sandbox"; leaving the sandbox
+    // drops it, as the engine keeps no view without one.
+    void viewPathFollowsTheSandbox()
+    {
+        QVERIFY(m_engine->workspaces().create(
+            QStringLiteral("s"), {},
+            QJsonDocument::fromJson(R"({"isolation":"sandbox","view_path":"/home/user"})").object()));
+        {
+            WorkspaceSettingsDialog dialog(*m_engine, QStringLiteral("s"));
+            auto *view = dialog.findChild<QLineEdit *>(QStringLiteral("view_path"));
+            QVERIFY(view);
+            QCOMPARE(view->text(), QStringLiteral("/home/user"));
+            QVERIFY(view->isEnabled());
+            view->setText(QStringLiteral("/workspace"));
+            dialog.open();
+            dialog.accept();
+            QCOMPARE(dialog.result(), int(QDialog::Accepted));
+            QCOMPARE(m_engine->workspaces().settings(QStringLiteral("s"))->viewPath,
+                     QStringLiteral("/workspace"));
+        }
+        WorkspaceSettingsDialog dialog(*m_engine, QStringLiteral("s"));
+        auto *view = dialog.findChild<QLineEdit *>(QStringLiteral("view_path"));
+        auto *isolation = dialog.findChild<QComboBox *>(QStringLiteral("isolation"));
+        isolation->setCurrentIndex(isolation->findData(QStringLiteral("none")));
+        QVERIFY(!view->isEnabled());
+        dialog.open();
+        dialog.accept();
+        QVERIFY2(dialog.result() == int(QDialog::Accepted), qPrintable(dialog.errorText()));
+        const auto settings = m_engine->workspaces().settings(QStringLiteral("s"));
+        QCOMPARE(settings->isolation, WorkspaceSettings::Isolation::None);
+        QVERIFY(settings->viewPath.isEmpty());
+        QVERIFY(!stored(QStringLiteral("s")).contains(QLatin1String("view_path")));
+    }
+
+    void refusedViewPathNamesTheField()
+    {
+        QVERIFY(m_engine->workspaces().create(QStringLiteral("s"), {},
+                                              QJsonDocument::fromJson(R"({"isolation":"sandbox"})").object()));
+        WorkspaceSettingsDialog dialog(*m_engine, QStringLiteral("s"));
+        dialog.findChild<QLineEdit *>(QStringLiteral("view_path"))->setText(QStringLiteral("home/user"));
+        dialog.open();
+        dialog.accept();
+        QVERIFY(dialog.isVisible());
+        QVERIFY2(dialog.errorText().contains(QStringLiteral("view_path")), qPrintable(dialog.errorText()));
     }
 
     void refusedValueKeepsTheDialogOpenWithTheEnginesMessage()

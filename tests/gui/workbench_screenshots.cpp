@@ -12,6 +12,7 @@
 #include "gui/contexttree.h"
 #include "gui/editortabs.h"
 #include "gui/findbar.h"
+#include "gui/inputline.h"
 #include "gui/outputview.h"
 #include "gui/pluginsdialog.h"
 #include "gui/serverpanel.h"
@@ -207,6 +208,23 @@ int main(int argc, char *argv[])
     render(*window, out, QStringLiteral("update"));
     if (!updating || !QTest::qWaitFor([&] { return updating->isFinished(); }, 60000))
         std::fprintf(stderr, "the updating run did not finish\n");
+    // A question of the run, answered in the line under the output.
+    window->editor()->setText(QStringLiteral(
+            "reviewer = input('Who reviews these figures? ')\n"
+            "print(f'Thanks, {reviewer}: the report is yours.')"));
+    window->runEditor();
+    const core::ExecutionPtr asking = window->lastExecution();
+    auto *inputLine = window->findChild<gui::InputLine *>();
+    if (!inputLine || !QTest::qWaitFor([&] { return inputLine->isVisible(); }, 60000)) {
+        std::fprintf(stderr, "the run did not ask for input\n");
+    } else {
+        auto *field = inputLine->findChild<QLineEdit *>();
+        field->setText(QStringLiteral("Ada"));
+        render(*window, out, QStringLiteral("input"));
+        QTest::keyClick(field, Qt::Key_Return);
+    }
+    if (!asking || !QTest::qWaitFor([&] { return asking->isFinished(); }, 60000))
+        std::fprintf(stderr, "the run that asked did not finish\n");
     run(*window, QStringLiteral(
             "import numpy as np\nfig, ax = plt.subplots(figsize=(5, 3))\n"
             "ax.scatter(sales['orders'], sales['revenue'])\nax.set_title('Revenue by orders')\nplt.show()\n"
