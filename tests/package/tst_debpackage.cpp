@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Debian packages made by CPack from the build tree: their control fields, their files,
-// lintian's verdict, the unpacked packages running code, and a real dpkg installation into a
-// throw-away root. Four packages, split by use (packaging/README.md): the SDK library, the
-// headless server and client, the workbench, the SDK's development files.
+// the library's symbols file and the check behind it, lintian's verdict, the unpacked packages
+// running code, and a real dpkg installation into a throw-away root. Four packages, split by
+// use (packaging/README.md): the SDK library, the headless server and client, the workbench,
+// the SDK's development files.
 #include "commandrun.h"
 #include "installedapp.h"
 
 #include <QDir>
 #include <QFile>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -28,6 +30,58 @@ private:
         const CommandRun run = CommandRun::run(QStringLiteral("dpkg-deb"),
                                                {QStringLiteral("--field"), m_debs.value(package), name});
         return QString::fromUtf8(run.out).simplified();
+    }
+
+    // The package's control area (control, scripts, triggers, shlibs, symbols), extracted with
+    // dpkg-deb --control; empty when that fails.
+    QString controlArea(const QString &package)
+    {
+        const QString control = m_scratch.filePath(QStringLiteral("control-") + package);
+        if (!QFileInfo::exists(control)) {
+            const CommandRun extract = CommandRun::run(QStringLiteral("dpkg-deb"),
+                                                       {QStringLiteral("--control"), m_debs.value(package), control});
+            if (!extract.succeeded()) {
+                qWarning().noquote() << extract.describe();
+                return {};
+            }
+        }
+        return control;
+    }
+
+    QString unpackedLibrary() const
+    {
+        return QDir(m_unpacked).filePath(QStringLiteral("usr/" REPLHOST_INSTALL_LIBDIR "/libreplhost-sdk.so.1"));
+    }
+
+    // The names in the library's dynamic symbol table that it defines, mangled or (with
+    // `demangled`) as C++ spells them.
+    QStringList exportedSymbols(bool demangled) const
+    {
+        QStringList arguments{QStringLiteral("--dynamic"), QStringLiteral("--defined-only"), QStringLiteral("--format=posix")};
+        if (demangled)
+            arguments << QStringLiteral("--demangle");
+        const CommandRun nm = CommandRun::run(QStringLiteral("nm"), arguments + QStringList{unpackedLibrary()});
+        if (!nm.succeeded())
+            qWarning().noquote() << nm.describe();
+        QStringList names;
+        // "<name> <type> <value> [<size>]"; a demangled name has spaces of its own.
+        static const QRegularExpression line(QStringLiteral("^(.+) [A-Za-z] [0-9a-f]+( [0-9a-f]+)?$"));
+        for (const QString &entry : QString::fromUtf8(nm.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            if (const QRegularExpressionMatch match = line.match(entry); match.hasMatch())
+                names.append(match.captured(1));
+        }
+        return names;
+    }
+
+    // Runs packaging/debian/gensymbols.cmake, as building the package does, on the unpacked
+    // library with `symbolsTemplate` as the package's version `version`.
+    CommandRun checkSymbols(const QString &symbolsTemplate, const QString &version)
+    {
+        return CommandRun::run(QStringLiteral("cmake"),
+                               {QStringLiteral("-DLIBRARY=") + unpackedLibrary(), QStringLiteral("-DTEMPLATE=") + symbolsTemplate,
+                                QStringLiteral("-DVERSION=") + version,
+                                QStringLiteral("-DOUTPUT=") + m_scratch.filePath(QStringLiteral("checked.symbols")),
+                                QStringLiteral("-P"), QStringLiteral(REPLHOST_SOURCE_DIR "/packaging/debian/gensymbols.cmake")});
     }
 
 private slots:
@@ -190,9 +244,8 @@ private slots:
     void noMaintainerScriptCallsLdconfig()
     {
         QFETCH(QString, package);
-        const QString control = m_scratch.filePath(QStringLiteral("control-") + package);
-        const CommandRun extract = CommandRun::run(QStringLiteral("dpkg-deb"), {QStringLiteral("--control"), m_debs.value(package), control});
-        QVERIFY2(extract.succeeded(), qPrintable(extract.describe()));
+        const QString control = controlArea(package);
+        QVERIFY(!control.isEmpty());
         for (const char *script : {"preinst", "postinst", "prerm", "postrm"}) {
             QFile file(QDir(control).filePath(QLatin1String(script)));
             if (file.open(QIODevice::ReadOnly))
@@ -202,6 +255,97 @@ private slots:
             QFile triggers(QDir(control).filePath(QStringLiteral("triggers")));
             QVERIFY(triggers.open(QIODevice::ReadOnly));
             QVERIFY(triggers.readAll().contains("activate-noawait ldconfig"));
+        }
+    }
+
+    // The library's ABI is declared (packaging/debian/libreplhost-sdk1.symbols): the package
+    // ships a symbols file that lists exactly what the library exports, so that a plugin
+    // depends on the version that has every symbol it uses. CPack's shlibs file stays beside it
+    // for tools that read only that.
+    void libraryShipsASymbolsFileOfWhatItExports()
+    {
+        const QString control = controlArea(QStringLiteral("libreplhost-sdk1"));
+        QVERIFY(!control.isEmpty());
+        QVERIFY(QFileInfo::exists(QDir(control).filePath(QStringLiteral("shlibs"))));
+        QFile file(QDir(control).filePath(QStringLiteral("symbols")));
+        QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
+        QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY(lines.size() > 2);
+        QCOMPARE(lines.takeFirst(), QStringLiteral("libreplhost-sdk.so.1 libreplhost-sdk1 #MINVER#"));
+        QCOMPARE(lines.takeFirst(), QStringLiteral("* Build-Depends-Package: replhost-sdk-dev"));
+        QStringList declared;
+        static const QRegularExpression entry(QStringLiteral("^ (\\S+)@Base (\\S+)$"));
+        for (const QString &line : std::as_const(lines)) {
+            const QRegularExpressionMatch match = entry.match(line);
+            QVERIFY2(match.hasMatch(), qPrintable(line));
+            const CommandRun compare = CommandRun::run(QStringLiteral("dpkg"),
+                    {QStringLiteral("--compare-versions"), match.captured(2), QStringLiteral("le"), QStringLiteral(REPLHOST_VERSION)});
+            QVERIFY2(compare.succeeded(), qPrintable(line));
+            declared.append(match.captured(1));
+        }
+        QStringList exported = exportedSymbols(false);
+        QVERIFY(!exported.isEmpty());
+        declared.sort();
+        exported.sort();
+        QCOMPARE(declared, exported);
+    }
+
+    // Only replhost's own names are ABI: none of the standard library's template
+    // instantiations, which each compiler spells differently (sdk/replhost-sdk.map).
+    void libraryExportsOnlyReplhostNames()
+    {
+        const QStringList exported = exportedSymbols(true);
+        QVERIFY(exported.size() > 10);
+        static const QRegularExpression ours(
+                QStringLiteral("^((typeinfo for|typeinfo name for|vtable for) )?replhost::"));
+        for (const QString &name : exported)
+            QVERIFY2(ours.match(name).hasMatch(), qPrintable(name));
+    }
+
+    // The check that building the package makes: what the library exports against the
+    // committed symbols file, every difference an error except a symbol of the version being
+    // built going again (no release had it; dpkg-gensymbols' rule).
+    void symbolsCheckFailsWhenTheAbiChanges_data()
+    {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<QString>("version");
+        QTest::addColumn<QString>("failure");  // what the check says; empty: it passes
+        const QString current = QStringLiteral(REPLHOST_VERSION);
+        const QString next = current + QStringLiteral("+1");
+        QTest::newRow("as committed") << "" << current << "";
+        QTest::newRow("as committed, next version") << "" << next << "";
+        QTest::newRow("exported but not declared") << "undeclare answerInput" << current << "new symbols appeared";
+        QTest::newRow("declared earlier, now gone") << "declare gone" << next << "symbols or patterns disappeared";
+        QTest::newRow("declared in this version, gone again") << "declare gone" << current << "";
+    }
+
+    void symbolsCheckFailsWhenTheAbiChanges()
+    {
+        QFETCH(QString, change);
+        QFETCH(QString, version);
+        QFETCH(QString, failure);
+        QFile committed(QStringLiteral(REPLHOST_SOURCE_DIR "/packaging/debian/libreplhost-sdk1.symbols"));
+        QVERIFY(committed.open(QIODevice::ReadOnly));
+        QStringList lines = QString::fromUtf8(committed.readAll()).split(QLatin1Char('\n'));
+        if (change == QLatin1String("undeclare answerInput")) {
+            const qsizetype before = lines.size();
+            lines.removeIf([](const QString &line) { return line.contains(QLatin1String("::answerInput(")); });
+            QCOMPARE(lines.size(), before - 1);
+        } else if (change == QLatin1String("declare gone")) {
+            lines.insert(lines.size() - 1,
+                         QStringLiteral(" (c++)\"replhost::sdk::Event::gone(QString const&)@Base\" " REPLHOST_VERSION));
+        }
+        QFile changed(m_scratch.filePath(QStringLiteral("changed.symbols")));
+        QVERIFY(changed.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        changed.write(lines.join(QLatin1Char('\n')).toUtf8());
+        changed.close();
+
+        const CommandRun check = checkSymbols(changed.fileName(), version);
+        if (failure.isEmpty()) {
+            QVERIFY2(check.succeeded(), qPrintable(check.describe()));
+        } else {
+            QVERIFY2(!check.succeeded(), qPrintable(check.describe()));
+            QVERIFY2(QString::fromUtf8(check.err).contains(failure), check.err.constData());
         }
     }
 
