@@ -9,6 +9,8 @@
 
 #include <csignal>
 
+#include <sys/stat.h>
+
 ServerProcess::ServerProcess() = default;
 
 ServerProcess::~ServerProcess()
@@ -75,6 +77,8 @@ bool ServerProcess::launch(const QStringList &arguments, const QMap<QString, QSt
     if (!arguments.contains(QStringLiteral("--warm-pool")))
         all << QStringLiteral("--warm-pool") << QStringLiteral("0");
     m_process.setArguments(all + arguments);
+    if (m_umask)
+        m_process.setChildProcessModifier([mask = *m_umask] { ::umask(mask); });
     m_process.start();
     if (!m_process.waitForStarted(10000)) {
         m_error = QStringLiteral("cannot start %1: %2").arg(m_executable, m_process.errorString());

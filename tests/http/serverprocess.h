@@ -10,6 +10,9 @@
 #include <QTemporaryDir>
 
 #include <memory>
+#include <optional>
+
+#include <sys/types.h>
 
 // A real replhost-server process for a test: its own temporary data directory, a free loopback
 // port (--port 0; the port is read from the "listening on" line), the build tree's plugins.
@@ -30,6 +33,9 @@ public:
     // Starts this server binary instead of the build tree's (an installed or unpacked copy).
     // Call before start().
     void setExecutable(const QString &path) { m_executable = path; }
+    // Starts the server with this file mode creation mask (as a unit's UMask= does) instead of
+    // the test's own. Call before start().
+    void setUmask(mode_t mask) { m_umask = mask; }
     // SIGTERM, then wait. Returns the exit code (-1 if it had to be killed or crashed).
     int stop(int timeoutMs = 15000);
 
@@ -76,4 +82,5 @@ private:
     QByteArray m_token;
     quint16 m_port = 0;
     QString m_executable = executable();
+    std::optional<mode_t> m_umask;
 };

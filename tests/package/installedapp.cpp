@@ -5,11 +5,18 @@
 #include "commandrun.h"
 #include "serverprocess.h"
 
+#include <QDeadlineTimer>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTest>
+
+#include <optional>
+
+#include <sys/stat.h>
 
 CommandRun InstalledApp::installBuildTree(const QString &prefix)
 {
@@ -118,5 +125,91 @@ QString InstalledApp::checkWorkbenchHelp() const
         return help.describe();
     if (!help.out.contains("--serve"))
         return QStringLiteral("--help printed no --serve option: %1").arg(QString::fromUtf8(help.out));
+    return {};
+}
+
+QString InstalledApp::checkUserUnitGivesEachUserAPort(const QString &unitPrefix, const QString &scratchDir) const
+{
+    QFile unit(QDir(m_prefix).filePath(QStringLiteral("lib/systemd/user/replhost-server.service")));
+    if (!unit.open(QIODevice::ReadOnly))
+        return QStringLiteral("no user unit: %1").arg(unit.fileName());
+    QStringList command;
+    std::optional<mode_t> umask;
+    for (const QString &line : QString::fromUtf8(unit.readAll()).split(QLatin1Char('\n'))) {
+        if (line.startsWith(QLatin1String("ExecStart=")))
+            command = line.mid(int(qstrlen("ExecStart="))).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (line.startsWith(QLatin1String("UMask="))) {
+            bool octal = false;
+            umask = mode_t(line.mid(int(qstrlen("UMask="))).toUInt(&octal, 8));
+            if (!octal)
+                return QStringLiteral("the unit's %1 is not an octal mask").arg(line);
+        }
+    }
+    if (command.isEmpty() || !command.first().startsWith(unitPrefix + QLatin1Char('/')))
+        return QStringLiteral("the unit's ExecStart does not name a program under %1: %2")
+                .arg(unitPrefix, command.join(QLatin1Char(' ')));
+    if (!umask)
+        return QStringLiteral("the unit sets no UMask");
+    // The program where the unit names it, in this tree.
+    const QString program = m_prefix + command.takeFirst().mid(unitPrefix.size());
+    if (!QFileInfo(program).isExecutable())
+        return QStringLiteral("the unit's program %1 is not an executable").arg(program);
+
+    // Two users: two homes, as systemd gives each user manager its own HOME. The port a server
+    // takes depends on its data directory and on which ports are free, not on the user id.
+    // ServerProcess puts `--port 0 --warm-pool 0` before the unit's arguments: the unit's
+    // `--port auto` wins over the first, and no pooled worker slows the start.
+    ServerProcess alice;
+    ServerProcess bob;
+    ServerProcess *users[] = {&alice, &bob};
+    for (ServerProcess *server : users) {
+        const QString user = server == &alice ? QStringLiteral("alice") : QStringLiteral("bob");
+        server->setExecutable(program);
+        server->setUmask(*umask);
+        if (!server->startWithDefaultDataDir(command, isolatedEnvironment(QDir(scratchDir).filePath(user))))
+            return QStringLiteral("%1's server: %2").arg(user, server->error());
+    }
+    if (alice.port() == 0 || alice.port() == bob.port())
+        return QStringLiteral("both users' servers listen on port %1").arg(alice.port());
+
+    for (ServerProcess *server : users) {
+        const auto readFile = [server](const char *name) {
+            QFile file(QDir(server->dataDir()).filePath(QLatin1String(name)));
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        };
+        const QString url = QJsonDocument::fromJson(readFile("server.json")).object().value(QLatin1String("url")).toString();
+        if (url != QStringLiteral("http://127.0.0.1:%1").arg(server->port()))
+            return QStringLiteral("server.json in %1 names %2, the server listens on %3")
+                    .arg(server->dataDir(), url).arg(server->port());
+        // What --port auto remembers for next time: the unit's argument took effect.
+        if (readFile("port").trimmed() != QByteArray::number(server->port()))
+            return QStringLiteral("%1/port does not hold %2: the server did not choose its port itself")
+                    .arg(server->dataDir()).arg(server->port());
+
+        const ApiClient api(server->port(), server->token());
+        if (const int status = api.get(QStringLiteral("/v1/info")).status; status != 200)
+            return QStringLiteral("GET /v1/info with the token from %1 answered %2").arg(server->dataDir()).arg(status);
+        // The banner's last line, written after the server listens.
+        const QDeadlineTimer banner(10000);
+        while (!server->output().contains("E2B SDKs") && !banner.hasExpired())
+            QTest::qWait(20);
+        const QByteArray out = server->output();
+        if (server->token().isEmpty() || out.contains(server->token()) || !out.contains("token: in "))
+            return QStringLiteral("the banner on a pipe shows the token or does not say where it is: %1")
+                    .arg(QString::fromUtf8(out));
+    }
+
+    // The unit's UMask reaches what the server starts: a worker creates files for its user only.
+    if (const QString missing = ApiClient(alice.port(), alice.token()).missingLanguage(QStringLiteral("bash")); !missing.isEmpty())
+        return missing;
+    const ApiClient api(alice.port(), alice.token());
+    const QString context = api.createContext(QStringLiteral("bash"));
+    if (context.isEmpty())
+        return QStringLiteral("cannot create a bash context");
+    const QJsonObject run = api.runAndWait(context, QStringLiteral("umask"));
+    const QString expected = QStringLiteral("%1\n").arg(uint(*umask), 4, 8, QLatin1Char('0'));
+    if (run.value(QLatin1String("stdout")).toString() != expected)
+        return QStringLiteral("a worker's umask is not the unit's %1: %2")
+                .arg(expected.trimmed(), QString::fromUtf8(QJsonDocument(run).toJson()));
     return {};
 }

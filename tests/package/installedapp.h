@@ -34,6 +34,14 @@ public:
     QString checkServerRunsPythonAndBash(const QString &scratchDir) const;
     // `replhost --help` on the offscreen platform.
     QString checkWorkbenchHelp() const;
+    // The installed systemd user unit (lib/systemd/user/replhost-server.service), whose
+    // ExecStart names the server under `unitPrefix` (where the tree was installed to; /usr for
+    // the packages), run as the user manager runs it: its command line with the unit's UMask,
+    // stdout a pipe as the journal is, for two users at once (each their own home; the unit
+    // passes no --data-dir). Each gets a port of its own, recorded in its server.json and
+    // remembered for next time; the banner does not show the token; the workers run with the
+    // unit's UMask.
+    QString checkUserUnitGivesEachUserAPort(const QString &unitPrefix, const QString &scratchDir) const;
 
 private:
     QString m_prefix;

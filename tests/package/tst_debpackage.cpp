@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Debian packages made by CPack from the build tree: their control fields, their files,
 // the library's symbols file and the check behind it, lintian's verdict, the unpacked packages
-// running code, and a real dpkg installation into a throw-away root. Four packages, split by
-// use (packaging/README.md): the SDK library, the headless server and client, the workbench,
-// the SDK's development files.
+// running code, and a real dpkg installation into a throw-away root, whose user unit serves two
+// users at once. Four packages, split by use (packaging/README.md): the SDK library, the
+// headless server and client, the workbench, the SDK's development files.
 #include "commandrun.h"
 #include "installedapp.h"
 
@@ -24,6 +24,7 @@ private:
     QMap<QString, QString> m_debs;    // package name → .deb file
     QMap<QString, QString> m_dbgsym;  // package name → its -dbgsym .ddeb
     QString m_unpacked;               // every package unpacked with dpkg-deb -x
+    QString m_installedRoot;          // the root dpkg installed the packages into, once it did
 
     QString field(const QString &package, const QString &name)
     {
@@ -82,6 +83,12 @@ private:
                                 QStringLiteral("-DVERSION=") + version,
                                 QStringLiteral("-DOUTPUT=") + m_scratch.filePath(QStringLiteral("checked.symbols")),
                                 QStringLiteral("-P"), QStringLiteral(REPLHOST_SOURCE_DIR "/packaging/debian/gensymbols.cmake")});
+    }
+
+    static QStringList dpkgOptions(const QString &root)
+    {
+        return {QStringLiteral("--root=") + root, QStringLiteral("--force-depends"),
+                QStringLiteral("--log=") + QDir(root).filePath(QStringLiteral("var/log/dpkg.log"))};
     }
 
 private slots:
@@ -401,10 +408,11 @@ private slots:
 
     // A real dpkg installation into a throw-away root (dpkg --root): dpkg records the packages,
     // puts their files in place, runs their maintainer scripts chrooted into the root (so the
-    // root gets a shell, the C library and ldconfig), and removes everything again. The root
-    // holds no Qt, so the packages' dependencies cannot be met there and are deliberately not
-    // checked; the installed server runs with this machine's libraries.
-    void dpkgInstallsAndRemovesThePackages()
+    // root gets a shell, the C library and ldconfig). The root holds no Qt, so the packages'
+    // dependencies cannot be met there and are deliberately not checked; the installed server
+    // runs with this machine's libraries. The slots after this one use the installation, and
+    // the last removes it.
+    void dpkgInstallsThePackages()
     {
         if (::geteuid() != 0)
             QSKIP("dpkg runs maintainer scripts in a chroot, which needs root (CI runs as root)");
@@ -432,11 +440,9 @@ private slots:
             QVERIFY(QDir().mkpath(QFileInfo(target).absolutePath()));
             QVERIFY2(QFile::copy(it.key(), target), qPrintable(it.key()));
         }
-        const QStringList dpkg{QStringLiteral("--root=") + root, QStringLiteral("--force-depends"),
-                               QStringLiteral("--log=") + QDir(root).filePath(QStringLiteral("var/log/dpkg.log"))};
 
         const CommandRun install = CommandRun::run(QStringLiteral("dpkg"),
-                                                   dpkg + QStringList{QStringLiteral("--install")} + m_debs.values());
+                                                   dpkgOptions(root) + QStringList{QStringLiteral("--install")} + m_debs.values());
         QVERIFY2(install.succeeded(), qPrintable(install.describe()));
         for (const QString &package : m_debs.keys()) {
             const CommandRun status = CommandRun::run(
@@ -444,6 +450,7 @@ private slots:
                                                    QStringLiteral("--show"), QStringLiteral("--showformat=${Status}"), package});
             QCOMPARE(QString::fromUtf8(status.out), QStringLiteral("install ok installed"));
         }
+        m_installedRoot = root;
         const QString failure = InstalledApp(root + QStringLiteral("/usr")).checkServerVersion();
         QVERIFY2(failure.isEmpty(), qPrintable(failure));
         // The library lies where ldconfig looks without any configuration: what libc-bin's
@@ -453,12 +460,28 @@ private slots:
         const CommandRun cache = CommandRun::run(QStringLiteral("/sbin/ldconfig"),
                                                  {QStringLiteral("-r"), root, QStringLiteral("-p")});
         QVERIFY2(cache.out.contains("libreplhost-sdk.so.1"), qPrintable(cache.describe()));
+    }
 
+    // The user unit dpkg installed, run as each user's systemd runs it, for two users at once.
+    void installedUserUnitGivesEachUserAPort()
+    {
+        if (m_installedRoot.isEmpty())
+            QSKIP("needs the dpkg installation (dpkgInstallsThePackages)");
+        const QString failure = InstalledApp(m_installedRoot + QStringLiteral("/usr"))
+                                        .checkUserUnitGivesEachUserAPort(QStringLiteral("/usr"), m_scratch.filePath(QStringLiteral("users")));
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+    }
+
+    void dpkgRemovesThePackages()
+    {
+        if (m_installedRoot.isEmpty())
+            QSKIP("needs the dpkg installation (dpkgInstallsThePackages)");
         const CommandRun purge = CommandRun::run(QStringLiteral("dpkg"),
-                                                 dpkg + QStringList{QStringLiteral("--purge")} + m_debs.keys());
+                                                 dpkgOptions(m_installedRoot) + QStringList{QStringLiteral("--purge")} + m_debs.keys());
         QVERIFY2(purge.succeeded(), qPrintable(purge.describe()));
-        QVERIFY(!QFileInfo::exists(root + QStringLiteral("/usr/bin/replhost-server")));
-        QVERIFY(!QFileInfo::exists(root + QStringLiteral("/usr/include/replhost")));
+        QVERIFY(!QFileInfo::exists(m_installedRoot + QStringLiteral("/usr/bin/replhost-server")));
+        QVERIFY(!QFileInfo::exists(m_installedRoot + QStringLiteral("/usr/include/replhost")));
+        QVERIFY(!QFileInfo::exists(m_installedRoot + QStringLiteral("/usr/" REPLHOST_INSTALL_LIBDIR "/libreplhost-sdk.so.1")));
     }
 };
 
