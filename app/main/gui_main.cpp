@@ -24,6 +24,23 @@
 
 using namespace replhost;
 
+namespace {
+
+// Says why the workbench cannot start, in a dialog that a termination signal closes too: the
+// dialog's own event loop is not QApplication::exec(), so QApplication::quit() would not end
+// it, and SIGTERM would leave the process waiting for a click nobody will make.
+int showStartError(app::SignalWatcher &watcher, const QString &message)
+{
+    QMessageBox box(QMessageBox::Critical, QStringLiteral("replhost"),
+                    QStringLiteral("replhost cannot start: %1").arg(message), QMessageBox::Ok);
+    QObject::connect(&watcher, &app::SignalWatcher::terminationRequested, &box,
+                     [&box] { box.done(QMessageBox::Cancel); });
+    box.exec();
+    return 1;
+}
+
+} // namespace
+
 int main(int argc, char *argv[])
 {
     // Before anything is written: the data directory, the database, its WAL, the token and every
@@ -84,9 +101,7 @@ int main(int argc, char *argv[])
     if (!opened) {
         err << "replhost: " << opened.error().message << '\n';
         err.flush();
-        QMessageBox::critical(nullptr, QStringLiteral("replhost"),
-                              QStringLiteral("replhost cannot start: %1").arg(opened.error().message));
-        return 1;
+        return showStartError(watcher, opened.error().message);
     }
     std::unique_ptr<core::Engine> engine = std::move(*opened);
 

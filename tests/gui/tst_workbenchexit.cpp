@@ -23,6 +23,7 @@ class tst_WorkbenchExit : public QObject {
     Q_OBJECT
 private slots:
     void sigtermWhileCodeRunsEndsAndRecordsTheRun();
+    void sigtermWhileTheStartErrorIsShownEnds();
 };
 
 void tst_WorkbenchExit::sigtermWhileCodeRunsEndsAndRecordsTheRun()
@@ -99,6 +100,44 @@ void tst_WorkbenchExit::sigtermWhileCodeRunsEndsAndRecordsTheRun()
     QCOMPARE(execution.value(QStringLiteral("events")).toArray().last().toObject()
                      .value(QStringLiteral("type")).toString(),
              QStringLiteral("done"));
+}
+
+// The dialog that says why the workbench cannot start runs an event loop of its own; a signal
+// must end it as it ends the window.
+void tst_WorkbenchExit::sigtermWhileTheStartErrorIsShownEnds()
+{
+    QTemporaryDir parent;
+    QVERIFY(parent.isValid());
+    const QString notADirectory = QDir(parent.path()).filePath(QStringLiteral("file"));
+    {
+        QFile file(notADirectory);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+    }
+
+    QProcess workbench;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    workbench.setProcessEnvironment(environment);
+    workbench.start(QStringLiteral(REPLHOST_WORKBENCH_EXECUTABLE),
+                    {QStringLiteral("--data-dir"), notADirectory});
+    workbench.setReadChannel(QProcess::StandardError);
+    QVERIFY2(workbench.waitForStarted(10000), qPrintable(workbench.errorString()));
+    auto killer = qScopeGuard([&workbench] {
+        if (workbench.state() != QProcess::NotRunning) {
+            workbench.kill();
+            workbench.waitForFinished(5000);
+        }
+    });
+    // The reason goes to stderr just before the dialog opens (after what Qt may say first).
+    QByteArray said;
+    while (!said.contains("replhost: cannot create the data directory") && workbench.waitForReadyRead(20000))
+        said += workbench.readAllStandardError();
+    QVERIFY2(said.contains("replhost: cannot create the data directory"), said.constData());
+
+    QCOMPARE(::kill(pid_t(workbench.processId()), SIGTERM), 0);
+    QVERIFY2(workbench.waitForFinished(15000), "the workbench did not end after SIGTERM");
+    QCOMPARE(workbench.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(workbench.exitCode(), 1);
 }
 
 QTEST_GUILESS_MAIN(tst_WorkbenchExit)
