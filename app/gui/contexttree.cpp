@@ -3,7 +3,6 @@
 
 #include "languagebadge.h"
 
-#include "core/engine.h"
 
 #include <QDateTime>
 #include <QHeaderView>
@@ -17,7 +16,7 @@ constexpr int kContextRole = Qt::UserRole + 1;
 
 } // namespace
 
-ContextTree::ContextTree(core::Engine &engine, QWidget *parent)
+ContextTree::ContextTree(EngineClient &engine, QWidget *parent)
     : QTreeWidget(parent)
     , m_engine(engine)
 {
@@ -37,14 +36,13 @@ ContextTree::ContextTree(core::Engine &engine, QWidget *parent)
     setTextElideMode(Qt::ElideRight);
     setAccessibleName(tr("Contexts"));
 
-    core::ContextManager &contexts = engine.contexts();
-    connect(&contexts, &core::ContextManager::contextAdded, this, &ContextTree::onAdded);
-    connect(&contexts, &core::ContextManager::contextChanged, this, &ContextTree::onChanged);
-    connect(&contexts, &core::ContextManager::contextRemoved, this, &ContextTree::onRemoved);
+    connect(&engine, &EngineClient::contextAdded, this, &ContextTree::addContext);
+    connect(&engine, &EngineClient::contextChanged, this, &ContextTree::onChanged);
+    connect(&engine, &EngineClient::contextRemoved, this, &ContextTree::onRemoved);
     // Workspaces created or deleted through the API appear and go without a reload.
-    connect(&engine.workspaces(), &core::WorkspaceManager::workspaceAdded, this,
-            [this](const storage::WorkspaceRecord &ws) { workspaceItem(ws.name, true); });
-    connect(&engine.workspaces(), &core::WorkspaceManager::workspaceRemoved, this,
+    connect(&engine, &EngineClient::workspaceAdded, this,
+            [this](const QString &name) { workspaceItem(name, true); });
+    connect(&engine, &EngineClient::workspaceRemoved, this,
             [this](const QString &name) { delete workspaceItem(name, false); });
     connect(this, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *current) {
         if (!current) {
@@ -87,16 +85,10 @@ void ContextTree::reload()
     const QString selected = currentContextId();
     const QSignalBlocker blocker(this);
     clear();
-    const auto workspaces = m_engine.workspaces().list();
-    if (workspaces) {
-        for (const storage::WorkspaceRecord &ws : *workspaces) {
-            workspaceItem(ws.name, true);
-            const auto contexts = m_engine.contexts().list(ws.name);
-            if (!contexts)
-                continue;
-            for (const core::ContextInfo &info : *contexts)
-                onAdded(info);
-        }
+    for (const storage::WorkspaceRecord &ws : m_engine.workspaces()) {
+        workspaceItem(ws.name, true);
+        for (const core::ContextInfo &info : m_engine.contexts(ws.name))
+            addContext(info);
     }
     expandAll();
     if (QTreeWidgetItem *item = contextItem(selected))
@@ -164,7 +156,7 @@ void ContextTree::updateItem(QTreeWidgetItem *item, const core::ContextInfo &inf
     item->setToolTip(StateColumn, stateDescription(info.state) + QStringLiteral("\n\n") + tip);
 }
 
-void ContextTree::onAdded(const core::ContextInfo &info)
+void ContextTree::addContext(const core::ContextInfo &info)
 {
     QTreeWidgetItem *item = contextItem(info.id);
     if (!item) {
@@ -180,7 +172,7 @@ void ContextTree::onChanged(const core::ContextInfo &info)
     if (QTreeWidgetItem *item = contextItem(info.id))
         updateItem(item, info);
     else
-        onAdded(info);
+        addContext(info);
 }
 
 void ContextTree::onRemoved(const QString &, const QString &id)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/contextmanager.h"
+#include "engineclient.h"
 
 #include <QTreeWidget>
 
@@ -19,10 +19,12 @@ class ContextTree : public QTreeWidget {
 public:
     enum Column { NameColumn, StateColumn, RunsColumn };
 
-    ContextTree(core::Engine &engine, QWidget *parent = nullptr);
+    ContextTree(EngineClient &engine, QWidget *parent = nullptr);
 
     // Re-reads every workspace and context.
     void reload();
+    // Lists a context (or updates its row when it is listed already).
+    void addContext(const core::ContextInfo &info);
 
     // The selected context (empty id when a workspace or nothing is selected).
     QString currentWorkspace() const;
@@ -43,11 +45,10 @@ signals:
 private:
     QTreeWidgetItem *workspaceItem(const QString &workspace, bool create);
     void updateItem(QTreeWidgetItem *item, const core::ContextInfo &info);
-    void onAdded(const core::ContextInfo &info);
     void onChanged(const core::ContextInfo &info);
     void onRemoved(const QString &workspace, const QString &id);
 
-    core::Engine &m_engine;
+    EngineClient &m_engine;
 };
 
 } // namespace replhost::gui

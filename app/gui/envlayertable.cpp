@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -78,6 +79,7 @@ EnvLayerTable::EnvLayerTable(const QString &title, QWidget *parent)
 
 void EnvLayerTable::setSource(Reader reader, Writer writer, const QString &why)
 {
+    ++m_source;
     m_reader = std::move(reader);
     m_writer = std::move(writer);
     const bool enabled = bool(m_reader);
@@ -92,7 +94,17 @@ void EnvLayerTable::reload()
     m_table->setRowCount(0);
     if (!m_reader)
         return;
-    const auto layer = m_reader();
+    QPointer<EnvLayerTable> self(this);
+    const quint64 source = m_source;
+    m_reader([self, source](Layer layer) {
+        if (self && self->m_source == source)
+            self->showLayer(layer);
+    });
+}
+
+void EnvLayerTable::showLayer(const Layer &layer)
+{
+    m_table->setRowCount(0);
     if (!layer) {
         m_status->setText(layer.error().message);
         return;
@@ -122,17 +134,24 @@ bool EnvLayerTable::apply(const QMap<QString, QString> &set, const QStringList &
 {
     if (!m_writer)
         return false;
-    const Result<void> result = m_writer(set, unset, clear);
-    if (!result) {
-        m_lastError = result.error().message;
-        m_status->setText(m_lastError);
-        return false;
-    }
-    m_lastError.clear();
-    m_status->clear();
-    reload();
-    emit changed();
-    return true;
+    QPointer<EnvLayerTable> self(this);
+    const quint64 source = m_source;
+    auto refused = std::make_shared<bool>(false);
+    m_writer(set, unset, clear, [self, source, refused](Result<void> result) {
+        if (!self || self->m_source != source)
+            return;
+        if (!result) {
+            *refused = true;
+            self->m_lastError = result.error().message;
+            self->m_status->setText(self->m_lastError);
+            return;
+        }
+        self->m_lastError.clear();
+        self->m_status->clear();
+        self->reload();
+        emit self->changed();
+    });
+    return !*refused;
 }
 
 bool EnvLayerTable::setVariable(const QString &key, const QString &value)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "envpanel.h"
 
+#include "engineclient.h"
 #include "envlayertable.h"
 
-#include "core/engine.h"
 
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -15,7 +16,7 @@
 
 namespace replhost::gui {
 
-EnvPanel::EnvPanel(core::Engine &engine, QWidget *parent)
+EnvPanel::EnvPanel(EngineClient &engine, QWidget *parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_workspaceLayer(new EnvLayerTable(tr("Workspace layer"), this))
@@ -64,7 +65,7 @@ EnvPanel::EnvPanel(core::Engine &engine, QWidget *parent)
 
     connect(m_workspaceLayer, &EnvLayerTable::changed, this, &EnvPanel::refreshEffective);
     connect(m_contextLayer, &EnvLayerTable::changed, this, &EnvPanel::refreshEffective);
-    connect(m_filter, &QLineEdit::textChanged, this, &EnvPanel::refreshEffective);
+    connect(m_filter, &QLineEdit::textChanged, this, [this] { showEffective(m_shownEnv); });
     setContext(QString(), QString());
 }
 
@@ -72,27 +73,27 @@ void EnvPanel::setContext(const QString &workspace, const QString &contextId)
 {
     m_workspace = workspace;
     m_contextId = contextId;
-    core::Engine *engine = &m_engine;
-    if (workspace.isEmpty()) {
+    // The engine client outlives the panel and its tables, so the sources may hold it.
+    EngineClient *engine = &m_engine;
+    const auto source = [engine, workspace](EnvLayerTable *table, const QString &contextId) {
+        table->setSource(
+                [engine, workspace, contextId](std::function<void(EnvLayerTable::Layer)> answer) {
+                    engine->envLayer(workspace, contextId, std::move(answer));
+                },
+                [engine, workspace, contextId](const QMap<QString, QString> &set, const QStringList &unset,
+                                               const QStringList &clear,
+                                               std::function<void(Result<void>)> answer) {
+                    engine->changeEnvLayer(workspace, contextId, set, unset, clear, std::move(answer));
+                });
+    };
+    if (workspace.isEmpty())
         m_workspaceLayer->setSource({}, {}, tr("Select a workspace or a context."));
-    } else {
-        m_workspaceLayer->setSource(
-                [engine, workspace] { return engine->workspaces().env(workspace); },
-                [engine, workspace](const QMap<QString, QString> &set, const QStringList &unset,
-                                    const QStringList &clear) {
-                    return engine->workspaces().changeEnv(workspace, set, unset, clear);
-                });
-    }
-    if (contextId.isEmpty()) {
+    else
+        source(m_workspaceLayer, QString());
+    if (contextId.isEmpty())
         m_contextLayer->setSource({}, {}, tr("Select a context to edit its own layer."));
-    } else {
-        m_contextLayer->setSource(
-                [engine, workspace, contextId] { return engine->contexts().env(workspace, contextId); },
-                [engine, workspace, contextId](const QMap<QString, QString> &set,
-                                               const QStringList &unset, const QStringList &clear) {
-                    return engine->contexts().changeEnv(workspace, contextId, set, unset, clear);
-                });
-    }
+    else
+        source(m_contextLayer, contextId);
     refreshEffective();
 }
 
@@ -104,19 +105,36 @@ void EnvPanel::refreshEffective()
         return;
     }
     m_effectiveTitle->setText(tr("Effective environment of the next run"));
-    const auto env = m_engine.contexts().effectiveEnv(m_workspace, m_contextId);
-    if (!env) {
-        m_effectiveTitle->setText(tr("Effective environment unavailable: %1").arg(env.error().message));
-        return;
-    }
-    QSet<QString> layered;
-    for (const auto &layer : {m_engine.workspaces().env(m_workspace),
-                              m_engine.contexts().env(m_workspace, m_contextId)}) {
-        if (layer) {
-            for (const storage::EnvVarRecord &var : *layer)
-                layered.insert(var.key);
+    const quint64 generation = ++m_generation;
+    QPointer<EnvPanel> self(this);
+    // The keys the layers set are in bold: they are the layers' tables' rows.
+    m_engine.effectiveEnv(m_workspace, m_contextId, [self, generation](Result<QMap<QString, QString>> env) {
+        if (!self || self->m_generation != generation)
+            return;
+        if (!env) {
+            self->m_effectiveTitle->setText(tr("Effective environment unavailable: %1").arg(env.error().message));
+            return;
         }
+        self->showEffective(*env);
+    });
+}
+
+QSet<QString> EnvPanel::layeredKeys() const
+{
+    QSet<QString> keys;
+    for (const EnvLayerTable *layer : {m_workspaceLayer, m_contextLayer}) {
+        for (int row = 0; row < layer->table()->rowCount(); ++row)
+            keys.insert(layer->table()->item(row, 0)->text());
     }
+    return keys;
+}
+
+void EnvPanel::showEffective(const QMap<QString, QString> &environment)
+{
+    m_shownEnv = environment;
+    const QMap<QString, QString> *env = &m_shownEnv;
+    const QSet<QString> layered = layeredKeys();
+    m_effective->setRowCount(0);
     const QString filter = m_filter->text().trimmed();
     int row = 0;
     m_effective->setRowCount(int(env->size()));

@@ -1,29 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <QMap>
+#include <QSet>
 #include <QWidget>
 
 class QLabel;
 class QLineEdit;
 class QTableWidget;
 
-namespace replhost::core { class Engine; }
-
 namespace replhost::gui {
 
+class EngineClient;
 class EnvLayerTable;
 
 // The env layers of the selected context: its workspace's layer, its own layer, and the
 // effective environment its next run will see (base → workspace → context), with the keys the
 // layers set shown in bold.
 //
-// Ownership: a QWidget in its parent's tree; the engine must outlive it. GUI thread only.
+// Ownership: a QWidget in its parent's tree; the engine client must outlive it. GUI thread only.
 class EnvPanel : public QWidget {
     Q_OBJECT
 public:
-    EnvPanel(core::Engine &engine, QWidget *parent = nullptr);
+    EnvPanel(EngineClient &engine, QWidget *parent = nullptr);
 
     void setContext(const QString &workspace, const QString &contextId);
+    // Asks the engine for the effective environment again; the table follows its answer.
     void refreshEffective();
 
     EnvLayerTable *workspaceLayer() const { return m_workspaceLayer; }
@@ -32,7 +34,12 @@ public:
     QString effectiveValue(const QString &key) const;
 
 private:
-    core::Engine &m_engine;
+    void showEffective(const QMap<QString, QString> &env);
+    QSet<QString> layeredKeys() const;
+
+    EngineClient &m_engine;
+    quint64 m_generation = 0;  // of the last refreshEffective(): older answers are dropped
+    QMap<QString, QString> m_shownEnv;
     QString m_workspace, m_contextId;
     EnvLayerTable *m_workspaceLayer;
     EnvLayerTable *m_contextLayer;

@@ -4,15 +4,13 @@
 #include "languagebadge.h"
 #include "outputview.h"
 
-#include "core/engine.h"
-#include "storage/store.h"
-
 #include <QDateTime>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTreeWidget>
@@ -43,7 +41,7 @@ QString stateForStatus(const QString &status)
 
 } // namespace
 
-HistoryPanel::HistoryPanel(core::Engine &engine, QWidget *parent)
+HistoryPanel::HistoryPanel(EngineClient &engine, QWidget *parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_list(new QTreeWidget(this))
@@ -170,6 +168,23 @@ void HistoryPanel::addRow(const QString &id, qint64 seq, int count, const QStrin
 
 void HistoryPanel::refresh()
 {
+    const quint64 generation = ++m_generation;
+    if (m_contextId.isEmpty()) {
+        showRecords(QList<storage::ExecutionRecord>());
+        return;
+    }
+    QPointer<HistoryPanel> self(this);
+    // One more than is listed, to know whether older ones exist.
+    m_engine.history(m_workspace, m_contextId, m_limit + 1,
+                     [self, generation](Result<QList<storage::ExecutionRecord>> records) {
+        if (self && self->m_generation == generation)
+            self->showRecords(records);
+    });
+}
+
+void HistoryPanel::showRecords(const Result<QList<storage::ExecutionRecord>> &answer)
+{
+    auto records = answer;
     // A selection on the newest row follows the newest execution; any other stays put.
     const bool followNewest = !m_list->currentItem() || m_list->indexOfTopLevelItem(m_list->currentItem()) == 0;
     const QString selected = followNewest ? QString() : selectedExecutionId();
@@ -186,8 +201,6 @@ void HistoryPanel::refresh()
     }
 
     QSet<QString> stored;
-    // One more than is listed, to know whether older ones exist.
-    auto records = m_engine.store().executions(m_contextId, 0, m_limit + 1);
     if (records && records->size() > m_limit) {
         records->resize(m_limit);
         m_hasOlder = true;
@@ -303,21 +316,22 @@ void HistoryPanel::showSelected()
         m_output->addExecution(*live, false);
         return;
     }
-    if (auto execution = m_engine.contexts().execution(id)) {
-        m_output->addExecution(*execution, false);
+    if (const core::ExecutionPtr execution = m_engine.followedExecution(id)) {
+        m_output->addExecution(execution, false);
         return;
     }
-    const auto events = m_engine.store().events(id);
-    if (!events) {
-        m_output->setPlainText(tr("Cannot read this execution's outputs: %1").arg(events.error().message));
-        return;
-    }
-    QList<sdk::Event> parsed;
-    parsed.reserve(events->size());
-    for (const storage::ExecutionEventRecord &record : *events)
-        parsed.append(sdk::Event::fromJson(QJsonDocument::fromJson(record.json).object()));
-    m_output->addRecorded(id, item->data(0, kCountRole).toInt(), QString(), parsed, false,
-                          item->data(0, kDurationRole).toLongLong());
+    const int count = item->data(0, kCountRole).toInt();
+    const qint64 duration = item->data(0, kDurationRole).toLongLong();
+    QPointer<HistoryPanel> self(this);
+    m_engine.executionEvents(id, [self, id, count, duration](Result<QList<sdk::Event>> events) {
+        if (!self || self->m_shownId != id)
+            return;  // another execution is shown by now
+        if (!events) {
+            self->m_output->setPlainText(tr("Cannot read this execution's outputs: %1").arg(events.error().message));
+            return;
+        }
+        self->m_output->addRecorded(id, count, QString(), *events, false, duration);
+    });
 }
 
 } // namespace replhost::gui

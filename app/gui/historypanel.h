@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/contextmanager.h"
+#include "engineclient.h"
 
 #include <QHash>
 #include <QWidget>
@@ -12,28 +12,28 @@ class QPushButton;
 class QTreeWidget;
 class QTreeWidgetItem;
 
-namespace replhost::core { class Engine; }
-
 namespace replhost::gui {
 
 class OutputView;
 
-// The execution history of one context, read from storage (so it survives restarts) and joined
-// with the executions of this run of the program that storage has not committed yet. Selecting
-// an execution shows its code and outputs; it can be run again or copied to the editor.
+// The execution history of one context, read from the engine's history (so it survives
+// restarts) and joined with the executions this window saw that the history has not committed
+// yet. Selecting an execution shows its code and outputs; it can be run again or copied to the
+// editor.
 //
-// Ownership: a QWidget in its parent's tree; the engine must outlive it. GUI thread only.
+// Ownership: a QWidget in its parent's tree; the engine client must outlive it. GUI thread only.
 class HistoryPanel : public QWidget {
     Q_OBJECT
 public:
     static constexpr int kPageSize = 200;
     static constexpr int kLiveKept = 64;
 
-    HistoryPanel(core::Engine &engine, QWidget *parent = nullptr);
+    HistoryPanel(EngineClient &engine, QWidget *parent = nullptr);
 
     void setContext(const QString &workspace, const QString &contextId);
     // An execution of this program run, listed before storage has it.
     void noteExecution(const core::ExecutionPtr &execution);
+    // Asks the engine for the context's history again; the rows follow its answer.
     void refresh();
 
     int rowCount() const;
@@ -53,11 +53,13 @@ signals:
     void copyToEditorRequested(const QString &code);
 
 private:
+    void showRecords(const Result<QList<storage::ExecutionRecord>> &records);
     void showSelected();
     void addRow(const QString &id, qint64 seq, int count, const QString &status,
                 qint64 startedAt, qint64 durationMs, const QString &code, bool truncated);
 
-    core::Engine &m_engine;
+    EngineClient &m_engine;
+    quint64 m_generation = 0;  // of the last refresh(): older answers are dropped
     QString m_workspace, m_contextId;
     // This run's most recent executions, by id; bounded so old outputs are not kept alive.
     QHash<QString, core::ExecutionPtr> m_live;

@@ -6,11 +6,12 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 
 namespace replhost::gui {
 
-InputLine::InputLine(core::ContextManager &contexts, QWidget *parent)
-    : QWidget(parent), m_contexts(contexts), m_prompt(new QLabel(this)), m_line(new QLineEdit(this)),
+InputLine::InputLine(EngineClient &engine, QWidget *parent)
+    : QWidget(parent), m_engine(engine), m_prompt(new QLabel(this)), m_line(new QLineEdit(this)),
       m_problem(new QLabel(this))
 {
     setObjectName(QStringLiteral("inputLine"));
@@ -28,7 +29,7 @@ InputLine::InputLine(core::ContextManager &contexts, QWidget *parent)
     layout->addWidget(m_line, 1);
     layout->addWidget(m_problem);
     connect(m_line, &QLineEdit::returnPressed, this, [this] { send(false); });
-    connect(&m_contexts, &core::ContextManager::executionStarted, this, [this](const core::ExecutionPtr &execution) {
+    connect(&m_engine, &EngineClient::executionStarted, this, [this](const core::ExecutionPtr &execution) {
         if (!m_contextId.isEmpty() && execution->contextId() == m_contextId)
             follow(execution);
     });
@@ -97,14 +98,19 @@ void InputLine::send(bool eof)
         return;
     const QString value = eof ? QString() : m_line->text();
     m_line->clear();
-    const Result<void> sent = m_contexts.answerInput(m_execution->id(), value, eof);
-    if (!sent) {
-        m_problem->setText(sent.error().message);
-        m_problem->show();
-        return;
-    }
-    hide();
-    emit answered();
+    QPointer<InputLine> self(this);
+    const core::ExecutionPtr asked = m_execution;
+    m_engine.answerInput(m_execution->id(), value, eof, [self, asked](Result<void> sent) {
+        if (!self || self->m_execution != asked)
+            return;  // it follows another run by now
+        if (!sent) {
+            self->m_problem->setText(sent.error().message);
+            self->m_problem->show();
+            return;
+        }
+        self->hide();
+        emit self->answered();
+    });
 }
 
 void InputLine::stop()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/contextmanager.h"
+#include "engineclient.h"
 
 #include <QMetaObject>
 #include <QWidget>
@@ -13,16 +13,16 @@ namespace replhost::gui {
 
 // The line under the output where a run's question is answered. It follows one execution at a
 // time: when the run asks (an input_request event) it appears with the question's prompt, takes
-// the focus, and Enter sends what was typed as the answer (ContextManager::answerInput); Ctrl+D
+// the focus, and Enter sends what was typed as the answer (EngineClient::answerInput); Ctrl+D
 // on an empty line answers with the end of input. A password's line shows no characters, and
 // the answer is kept nowhere here. It hides again once the question is answered, or when the
 // run ends without an answer (interrupted, timed out).
 //
-// Threading: the GUI (engine) thread. The ContextManager outlives it.
+// Threading: the GUI thread. The engine client outlives it.
 class InputLine : public QWidget {
     Q_OBJECT
 public:
-    explicit InputLine(core::ContextManager &contexts, QWidget *parent = nullptr);
+    explicit InputLine(EngineClient &engine, QWidget *parent = nullptr);
 
     // Shows the questions of the context `contextId` (empty: none): of the execution of
     // `transcript` that has not finished yet, if any, and of every execution of the context
@@ -46,7 +46,7 @@ private:
     void send(bool eof);
     void stop();
 
-    core::ContextManager &m_contexts;
+    EngineClient &m_engine;
     QString m_contextId;
     core::ExecutionPtr m_execution;
     QMetaObject::Connection m_events;

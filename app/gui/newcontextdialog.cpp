@@ -3,8 +3,6 @@
 
 #include "languagebadge.h"
 
-#include "core/engine.h"
-
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -23,7 +21,7 @@ constexpr int kDetailsRole = Qt::UserRole + 1;
 
 } // namespace
 
-NewContextDialog::NewContextDialog(core::Engine &engine, const QString &defaultLanguage,
+NewContextDialog::NewContextDialog(const EngineClient &engine, const QString &defaultLanguage,
                                    const QString &workspace, QWidget *parent)
     : QDialog(parent)
     , m_languages(new QListWidget(this))
@@ -41,7 +39,7 @@ NewContextDialog::NewContextDialog(core::Engine &engine, const QString &defaultL
     m_name->setPlaceholderText(tr("optional, e.g. analysis"));
 
     int brokenPlugins = 0;
-    for (const core::PluginEntry &entry : engine.plugins().entries()) {
+    for (const core::PluginEntry &entry : engine.plugins()) {
         if (entry.state != core::PluginEntry::State::Loaded) {
             if (entry.state != core::PluginEntry::State::Shadowed)
                 ++brokenPlugins;
@@ -63,11 +61,8 @@ NewContextDialog::NewContextDialog(core::Engine &engine, const QString &defaultL
         }
     }
 
-    auto workspaces = engine.workspaces().list();
-    if (workspaces) {
-        for (const storage::WorkspaceRecord &ws : *workspaces)
-            m_workspace->addItem(ws.name);
-    }
+    for (const storage::WorkspaceRecord &ws : engine.workspaces())
+        m_workspace->addItem(ws.name);
     const int wsIndex = m_workspace->findText(workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace);
     if (wsIndex >= 0)
         m_workspace->setCurrentIndex(wsIndex);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/contextmanager.h"
+#include "engineclient.h"
 
 #include <QDialog>
 
@@ -9,8 +9,6 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
-
-namespace replhost::core { class Engine; }
 
 namespace replhost::gui {
 
@@ -22,7 +20,7 @@ namespace replhost::gui {
 class NewContextDialog : public QDialog {
     Q_OBJECT
 public:
-    NewContextDialog(core::Engine &engine, const QString &defaultLanguage,
+    NewContextDialog(const EngineClient &engine, const QString &defaultLanguage,
                      const QString &workspace, QWidget *parent = nullptr);
 
     core::CreateContextRequest request() const;

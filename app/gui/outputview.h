@@ -3,7 +3,7 @@
 
 #include "plotimage.h"
 
-#include "core/contextmanager.h"
+#include "engineclient.h"  // the run and background output it renders
 
 #include <replhost/sdk/event.h>
 

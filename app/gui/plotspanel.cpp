@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plotspanel.h"
 
-#include "core/engine.h"
-
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
+#include <QPointer>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QVBoxLayout>
@@ -15,7 +14,7 @@ namespace replhost::gui {
 
 using sdk::Event;
 
-PlotsPanel::PlotsPanel(core::Engine &engine, QWidget *parent)
+PlotsPanel::PlotsPanel(EngineClient &engine, QWidget *parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_preview(new QLabel(this))
@@ -102,27 +101,32 @@ void PlotsPanel::setContext(const QString &workspace, const QString &contextId)
     m_entries.clear();
     m_workspace = workspace;
     m_contextId = contextId;
-    if (!contextId.isEmpty()) {
-        // Oldest first, so that each image goes before those already listed.
-        auto history = m_engine.contexts().history(workspace, contextId, 0, kExecutionsScanned);
-        if (history) {
-            for (auto it = history->crbegin(); it != history->crend(); ++it) {
-                const auto execution = m_engine.contexts().lookupExecution(it->id);
-                if (!execution)
-                    continue;
-                if (!(*execution)->isFinished()) {
-                    noteExecution(*execution);
-                    continue;
-                }
-                const auto events = (*execution)->eventRange();
-                if (!events)
-                    continue;
-                for (const Event &event : *events)
-                    addEvent(it->id, it->executionCount, event, false);
-            }
-        }
-    }
+    const quint64 generation = ++m_generation;
     rebuildList();
+    if (contextId.isEmpty())
+        return;
+    QPointer<PlotsPanel> self(this);
+    m_engine.history(workspace, contextId, kExecutionsScanned,
+                     [self, generation](Result<QList<storage::ExecutionRecord>> history) {
+        if (!self || self->m_generation != generation || !history)
+            return;
+        // Oldest first, so that each image goes before those already listed.
+        for (auto it = history->crbegin(); it != history->crend(); ++it) {
+            if (const core::ExecutionPtr live = self->m_engine.followedExecution(it->id); live && !live->isFinished()) {
+                self->noteExecution(live);
+                continue;
+            }
+            const QString id = it->id;
+            const int count = it->executionCount;
+            self->m_engine.executionEvents(id, [self, generation, id, count](Result<QList<Event>> events) {
+                if (!self || self->m_generation != generation || !events)
+                    return;
+                for (const Event &event : *events)
+                    self->addEvent(id, count, event, false);
+                self->rebuildList();
+            });
+        }
+    });
 }
 
 void PlotsPanel::noteExecution(const core::ExecutionPtr &execution)

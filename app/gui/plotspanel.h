@@ -3,7 +3,7 @@
 
 #include "plotimage.h"
 
-#include "core/contextmanager.h"
+#include "engineclient.h"
 
 #include <QList>
 #include <QSet>
@@ -12,8 +12,6 @@
 class QLabel;
 class QListWidget;
 class QPushButton;
-
-namespace replhost::core { class Engine; }
 
 namespace replhost::gui {
 
@@ -24,14 +22,14 @@ namespace replhost::gui {
 // now. The selected plot can be saved as what it carries (PNG, SVG, PDF; see PlotImage), copied
 // and zoomed; a double click zooms, the context menu offers the same.
 //
-// Ownership: a QWidget in its parent's tree; the engine must outlive it. GUI thread only.
+// Ownership: a QWidget in its parent's tree; the engine client must outlive it. GUI thread only.
 class PlotsPanel : public QWidget {
     Q_OBJECT
 public:
     static constexpr int kExecutionsScanned = 50;
     static constexpr int kThumbnailSize = 96;
 
-    PlotsPanel(core::Engine &engine, QWidget *parent = nullptr);
+    PlotsPanel(EngineClient &engine, QWidget *parent = nullptr);
 
     void setContext(const QString &workspace, const QString &contextId);
     // A run of the context: its images so far, and those it shows later.
@@ -66,7 +64,8 @@ private:
     void updateButtons();
     void showPreview();
 
-    core::Engine &m_engine;
+    EngineClient &m_engine;
+    quint64 m_generation = 0;  // of the last setContext(): older answers are dropped
     QString m_workspace, m_contextId;
     QList<Entry> m_entries;  // newest first
     QSet<QString> m_noted;  // executions followed live

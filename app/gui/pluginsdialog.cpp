@@ -4,7 +4,7 @@
 #include "languagebadge.h"
 #include "themes.h"
 
-#include "core/pluginregistry.h"
+#include "engineclient.h"
 
 #include <QApplication>
 
@@ -17,9 +17,9 @@
 
 namespace replhost::gui {
 
-PluginsDialog::PluginsDialog(const core::PluginRegistry &plugins, QWidget *parent)
+PluginsDialog::PluginsDialog(const EngineClient &engine, QWidget *parent)
     : QDialog(parent)
-    , m_plugins(plugins)
+    , m_engine(engine)
     , m_table(new QTableWidget(0, 5, this))
     , m_searchPath(new QLabel(this))
 {
@@ -57,7 +57,7 @@ PluginsDialog::PluginsDialog(const core::PluginRegistry &plugins, QWidget *paren
 
 void PluginsDialog::reload()
 {
-    const QList<core::PluginEntry> &entries = m_plugins.entries();
+    const QList<core::PluginEntry> entries = m_engine.plugins();
     m_table->setRowCount(int(entries.size()));
     const QPalette pal = QApplication::palette();
     int row = 0;
@@ -104,7 +104,7 @@ void PluginsDialog::reload()
     }
 
     QStringList searched;
-    for (const core::PluginSearchDir &dir : m_plugins.searchDirs()) {
+    for (const core::PluginSearchDir &dir : m_engine.pluginSearchDirs()) {
         const bool exists = QFileInfo(dir.path).isDir();
         searched.append(tr("%1. %2 (%3%4)")
                                 .arg(searched.size() + 1)

@@ -6,7 +6,7 @@
 class QLabel;
 class QTableWidget;
 
-namespace replhost::core { class PluginRegistry; }
+namespace replhost::gui { class EngineClient; }
 
 namespace replhost::gui {
 
@@ -14,20 +14,20 @@ namespace replhost::gui {
 // runtime, the directory it was found in and the reason it cannot be used; below, the
 // directories searched, in order. A broken plugin is shown here, never fatal.
 //
-// Ownership: a QDialog with a parent; the registry must outlive it. GUI thread only.
+// Ownership: a QDialog with a parent; the engine client must outlive it. GUI thread only.
 class PluginsDialog : public QDialog {
     Q_OBJECT
 public:
     enum Column { PluginColumn, VersionColumn, StateColumn, RuntimeColumn, DetailsColumn };
 
-    PluginsDialog(const core::PluginRegistry &plugins, QWidget *parent = nullptr);
+    PluginsDialog(const EngineClient &engine, QWidget *parent = nullptr);
 
     void reload();
     QTableWidget *table() const { return m_table; }
     QLabel *searchPathLabel() const { return m_searchPath; }
 
 private:
-    const core::PluginRegistry &m_plugins;
+    const EngineClient &m_engine;
     QTableWidget *m_table;
     QLabel *m_searchPath;
 };

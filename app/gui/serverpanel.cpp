@@ -21,7 +21,7 @@
 
 namespace replhost::gui {
 
-ServerPanel::ServerPanel(core::Engine &engine, QByteArray tokenOverride, QWidget *parent)
+ServerPanel::ServerPanel(core::Engine *engine, QByteArray tokenOverride, QWidget *parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_tokenOverride(std::move(tokenOverride))
@@ -114,7 +114,12 @@ bool ServerPanel::start(quint16 port)
     if (m_server)
         return true;
     m_port->setValue(port);
-    const auto token = http::TokenStore::load(m_engine.dataDir(), m_tokenOverride);
+    if (!m_engine) {
+        m_lastError = tr("This workbench is attached to a replhost-server, which serves the API itself.");
+        updateView();
+        return false;
+    }
+    const auto token = http::TokenStore::load(m_engine->dataDir(), m_tokenOverride);
     if (!token) {
         m_lastError = token.error().message;
         updateView();
@@ -123,7 +128,7 @@ bool ServerPanel::start(quint16 port)
     http::ApiServerConfig config;
     config.port = port;
     config.token = token->value;
-    auto server = std::make_unique<http::ApiServer>(m_engine, config);
+    auto server = std::make_unique<http::ApiServer>(*m_engine, config);
     if (const Result<void> listening = server->listen(); !listening) {
         m_lastError = listening.error().message;
         updateView();
@@ -131,7 +136,7 @@ bool ServerPanel::start(quint16 port)
     }
     m_lastError = token->warning;
     m_token = token->value;
-    m_urlFile = std::make_unique<http::ServerUrlFile>(m_engine.dataDir());
+    m_urlFile = std::make_unique<http::ServerUrlFile>(m_engine->dataDir());
     if (const Result<void> written = m_urlFile->write(server->baseUrl(), QCoreApplication::applicationPid()); !written)
         m_lastError = written.error().message + tr("; clients need --url");
     m_server = std::move(server);
@@ -176,6 +181,7 @@ void ServerPanel::updateView()
 {
     const bool running = isRunning();
     m_toggle->setText(running ? tr("Stop server") : tr("Start server"));
+    m_toggle->setEnabled(m_engine != nullptr);
     m_port->setEnabled(!running);
     m_address->setText(running ? m_server->baseUrl() : QString());
     m_tokenField->setText(running ? QString::fromLatin1(m_token) : QString());

@@ -27,7 +27,9 @@ namespace replhost::gui {
 class ServerPanel : public QWidget {
     Q_OBJECT
 public:
-    ServerPanel(core::Engine &engine, QByteArray tokenOverride, QWidget *parent = nullptr);
+    // `engine` null: the workbench is attached to a server that serves the API itself, and
+    // this panel has nothing to start.
+    ServerPanel(core::Engine *engine, QByteArray tokenOverride, QWidget *parent = nullptr);
     ~ServerPanel() override;
 
     // Port 0 picks a free port. Returns false (and shows why) if the server cannot start.
@@ -51,7 +53,7 @@ private:
     void updateView();
     QString example(const QString &token) const;
 
-    core::Engine &m_engine;
+    core::Engine *m_engine;
     QByteArray m_tokenOverride;
     QByteArray m_token;
     std::unique_ptr<http::ApiServer> m_server;

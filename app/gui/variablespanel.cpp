@@ -3,7 +3,7 @@
 
 #include "datatabledialog.h"
 
-#include "core/engine.h"
+#include "engineclient.h"
 
 #include <QCheckBox>
 #include <QHeaderView>
@@ -20,7 +20,7 @@ namespace {
 constexpr int kTableRole = Qt::UserRole;
 }
 
-VariablesPanel::VariablesPanel(core::Engine &engine, QWidget *parent)
+VariablesPanel::VariablesPanel(EngineClient &engine, QWidget *parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_table(new QTableWidget(0, 4, this))
@@ -86,7 +86,7 @@ void VariablesPanel::refresh()
         m_message->setText(tr("Select a context to see its variables."));
         return;
     }
-    if (const auto info = m_engine.contexts().get(m_workspace, m_contextId))
+    if (const auto info = m_engine.context(m_workspace, m_contextId))
         m_state = info->state;
     if (m_state == QLatin1String("dormant")) {
         m_message->setText(tr("Dormant: its variables are listed after its next run."));
@@ -98,7 +98,7 @@ void VariablesPanel::refresh()
     }
     const quint64 generation = ++m_generation;
     QPointer<VariablesPanel> self(this);
-    m_engine.contexts().variables(m_workspace, m_contextId, [self, generation](Result<QJsonObject> reply) {
+    m_engine.variables(m_workspace, m_contextId, [self, generation](Result<QJsonObject> reply) {
         if (!self || self->m_generation != generation)
             return;
         if (!reply) {

@@ -8,14 +8,13 @@ class QCheckBox;
 class QLabel;
 class QTableWidget;
 
-namespace replhost::core { class Engine; }
-
 namespace replhost::gui {
 
 class DataTableDialog;
+class EngineClient;
 
 // The selected context's top-level variables — name, type, a short value, size — as its
-// interpreter lists them (ContextManager::variables, the same answer as GET
+// interpreter lists them (EngineClient::variables, the same answer as GET
 // /v1/contexts/{id}/variables). The window refreshes it after each run of the context, as
 // Spyder's and RStudio's variable explorers do. A variable the interpreter sends as a table (a
 // DataFrame, an array, a list) opens as one on a double click or Enter.
@@ -32,7 +31,7 @@ class VariablesPanel : public QWidget {
 public:
     enum Column { NameColumn, TypeColumn, ValueColumn, SizeColumn };
 
-    VariablesPanel(core::Engine &engine, QWidget *parent = nullptr);
+    VariablesPanel(EngineClient &engine, QWidget *parent = nullptr);
 
     // Shows the context's variables (empty id: none); `state` is its ContextInfo::state.
     void setContext(const QString &workspace, const QString &contextId, const QString &state);
@@ -53,7 +52,7 @@ private:
     void showReply(const QJsonObject &reply);
     static bool isCallableOrModule(const QString &type);
 
-    core::Engine &m_engine;
+    EngineClient &m_engine;
     QString m_workspace, m_contextId, m_state;
     quint64 m_generation = 0;  // replies to an earlier request or context are dropped
     QHash<QString, QJsonObject> m_tables;  // variable name -> its table

@@ -22,8 +22,7 @@
 #include "workspacesettingsdialog.h"
 #include "themes.h"
 
-#include "core/engine.h"
-#include "storage/store.h"
+#include "core/engine.h"  // its version numbers; the workspace settings of an engine in this process
 
 #include <QAction>
 #include <QApplication>
@@ -70,13 +69,11 @@ namespace {
 
 // "python 1", "python 2", …: the first such name no context of the workspace has, for contexts
 // created without a name, so that the tree does not list them by their ids' hash.
-QString unusedName(const core::ContextManager &contexts, const QString &workspace, const QString &language)
+QString unusedName(const EngineClient &engine, const QString &workspace, const QString &language)
 {
     QSet<QString> taken;
-    if (const auto listed = contexts.list(workspace.isEmpty() ? core::WorkspaceManager::defaultName() : workspace)) {
-        for (const core::ContextInfo &info : *listed)
-            taken.insert(info.name);
-    }
+    for (const core::ContextInfo &info : engine.contexts(workspace))
+        taken.insert(info.name);
     for (int n = 1;; ++n) {
         const QString name = QStringLiteral("%1 %2").arg(language).arg(n);
         if (!taken.contains(name))
@@ -88,7 +85,8 @@ QString unusedName(const core::ContextManager &contexts, const QString &workspac
 constexpr qint64 kMaxEditorBytes = 16 * 1024 * 1024;
 
 // The text of a file the user opens (from Files or a dialog). Code in a context can put a FIFO,
-// a socket or a device where a file was, and this runs on the thread that also runs the engine:
+// a socket or a device where a file was, and this runs on the GUI thread (the engine's too, when
+// the engine is in this process):
 // the open never waits (O_NONBLOCK), and only a regular file of a sensible size is read.
 Result<QByteArray> readForEditor(const QString &path)
 {
@@ -126,14 +124,15 @@ QString formatDuration(qint64 ms)
 
 } // namespace
 
-WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options, QWidget *parent)
+WorkbenchWindow::WorkbenchWindow(EngineClient &engine, WorkbenchOptions options, QWidget *parent)
     : QMainWindow(parent)
     , m_engine(engine)
     , m_options(std::move(options))
     , m_settings(WorkbenchSettings::open(m_options.settingsFile))
     , m_prefs(WorkbenchSettings::load(*m_settings))
 {
-    setWindowTitle(tr("replhost — %1").arg(engine.dataDir()));
+    setWindowTitle(engine.isAttached() ? tr("replhost — attached to %1").arg(engine.description())
+                                       : tr("replhost — %1").arg(engine.dataDir()));
     setObjectName(QStringLiteral("WorkbenchWindow"));
     Themes::apply(m_prefs.theme);
     buildWidgets();
@@ -151,11 +150,13 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
     }
     m_tabs->setWindowKeys(windowKeys);
 
-    core::ContextManager &contexts = engine.contexts();
-    connect(&contexts, &core::ContextManager::executionStarted, this, &WorkbenchWindow::onExecutionStarted);
-    connect(&contexts, &core::ContextManager::backgroundOutputAdded, this, &WorkbenchWindow::onBackgroundOutput);
-    connect(&contexts, &core::ContextManager::contextChanged, this, &WorkbenchWindow::onContextChanged);
-    connect(&contexts, &core::ContextManager::contextRemoved, this,
+    connect(&engine, &EngineClient::executionStarted, this, &WorkbenchWindow::onExecutionStarted);
+    connect(&engine, &EngineClient::backgroundOutputAdded, this, &WorkbenchWindow::onBackgroundOutput);
+    connect(&engine, &EngineClient::contextChanged, this, &WorkbenchWindow::onContextChanged);
+    connect(&engine, &EngineClient::connectionLost, this, [this](const QString &why) {
+        statusBar()->showMessage(tr("The engine cannot be reached: %1").arg(why));
+    });
+    connect(&engine, &EngineClient::contextRemoved, this,
             [this](const QString &workspace, const QString &id) {
                 m_transcripts.remove(id);
                 m_restartsAfter.remove(id);
@@ -175,9 +176,9 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
     // Start with the tabs of the last session, or else the most recently used context's
     // buffer, so the editor is ready to run.
     restoreSession();
-    auto all = contexts.list(core::WorkspaceManager::defaultName());
-    if (m_contextId.isEmpty() && all && !all->isEmpty()) {
-        const auto latest = std::max_element(all->begin(), all->end(), [](const auto &a, const auto &b) {
+    const QList<core::ContextInfo> all = engine.contexts(core::WorkspaceManager::defaultName());
+    if (m_contextId.isEmpty() && !all.isEmpty()) {
+        const auto latest = std::max_element(all.begin(), all.end(), [](const auto &a, const auto &b) {
             return a.lastUsedAt < b.lastUsedAt;
         });
         m_tree->selectContext(latest->id);
@@ -185,10 +186,13 @@ WorkbenchWindow::WorkbenchWindow(core::Engine &engine, WorkbenchOptions options,
     if (m_contextId.isEmpty())
         onContextSelected(core::WorkspaceManager::defaultName(), QString());
 
-    if (m_options.servePort)
-        m_server->start(*m_options.servePort);
-    else if (m_prefs.serverAutostart)
-        m_server->start(m_prefs.serverPort);
+    // An attached window's engine is served by the server it is attached to.
+    if (engine.localEngine()) {
+        if (m_options.servePort)
+            m_server->start(*m_options.servePort);
+        else if (m_prefs.serverAutostart)
+            m_server->start(m_prefs.serverPort);
+    }
     updateActions();
     updateServerStatus();
 }
@@ -211,10 +215,10 @@ void WorkbenchWindow::buildWidgets()
     m_tabs = new EditorTabs(*m_settings, this);
     m_find = new FindBar(this);
     m_output = new OutputView(this);
-    m_input = new InputLine(m_engine.contexts(), this);
+    m_input = new InputLine(m_engine, this);
     m_history = new HistoryPanel(m_engine, this);
     m_env = new EnvPanel(m_engine, this);
-    m_server = new ServerPanel(m_engine, m_options.tokenOverride, this);
+    m_server = new ServerPanel(m_engine.localEngine(), m_options.tokenOverride, this);
     m_variables = new VariablesPanel(m_engine, this);
     m_plots = new PlotsPanel(m_engine, this);
     m_output->setObjectName(QStringLiteral("output"));
@@ -407,9 +411,13 @@ void WorkbenchWindow::buildActions()
     QAction *workspaceSettings = addAction(
         QStringLiteral("actionWorkspaceSettings"), tr("&Workspace Settings…"), {},
         tr("Limits, isolation and network of the selected workspace"), [this] {
-            WorkspaceSettingsDialog dialog(m_engine, m_workspace, this);
-            dialog.exec();
+            if (core::Engine *local = m_engine.localEngine()) {
+                WorkspaceSettingsDialog dialog(*local, m_workspace, this);
+                dialog.exec();
+            }
         });
+    // The dialog works on an engine in this process; an attached window's is the server's.
+    workspaceSettings->setEnabled(m_engine.localEngine() != nullptr);
     QAction *complete = addAction(QStringLiteral("actionComplete"), tr("&Complete"),
                                   {QKeySequence(Qt::CTRL | Qt::Key_Space)},
                                   tr("Complete the name before the cursor, asking the context"),
@@ -622,7 +630,7 @@ void WorkbenchWindow::focusDock(QDockWidget *dock, QWidget *widget)
 
 QString WorkbenchWindow::lexerFor(const QString &language) const
 {
-    for (const core::PluginEntry &entry : m_engine.plugins().entries()) {
+    for (const core::PluginEntry &entry : m_engine.plugins()) {
         if (entry.state == core::PluginEntry::State::Loaded && entry.id == language)
             return entry.lexer.isEmpty() ? entry.id : entry.lexer;
     }
@@ -632,7 +640,7 @@ QString WorkbenchWindow::lexerFor(const QString &language) const
 QString WorkbenchWindow::languageForFile(const QString &path) const
 {
     const QString suffix = QStringLiteral(".") + QFileInfo(path).suffix().toLower();
-    for (const core::PluginEntry &entry : m_engine.plugins().entries()) {
+    for (const core::PluginEntry &entry : m_engine.plugins()) {
         if (entry.state == core::PluginEntry::State::Loaded && entry.extensions.contains(suffix))
             return entry.id;
     }
@@ -652,7 +660,7 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
     m_contextState.clear();
     if (!contextId.isEmpty()) {
         QString title = contextId.left(8);
-        if (auto info = m_engine.contexts().get(m_workspace, contextId)) {
+        if (auto info = m_engine.context(m_workspace, contextId)) {
             m_contextLanguage = info->language;
             m_contextState = info->state;
             title = ContextTree::displayName(*info);
@@ -666,7 +674,7 @@ void WorkbenchWindow::onContextSelected(const QString &workspace, const QString 
             followForStatus(transcript.last());
     }
     updateEditorTitle();
-    if (auto ws = m_engine.workspaces().get(m_workspace))
+    if (auto ws = m_engine.workspace(m_workspace))
         m_files->setRoot(ws->directory);
     m_history->setContext(m_workspace, contextId);
     m_env->setContext(m_workspace, contextId);
@@ -693,7 +701,7 @@ void WorkbenchWindow::updateEditorTitle()
     const CodeEditor *current = editor();
     const QString file = current && !current->filePath().isEmpty() ? QFileInfo(current->filePath()).fileName()
                                                                    : QString();
-    const auto info = m_engine.contexts().get(m_workspace, m_contextId);
+    const auto info = m_engine.context(m_workspace, m_contextId);
     if (!info) {
         m_editorTitle->setText(file.isEmpty() ? tr("No context selected — create one with Ctrl+N")
                                               : tr("%1 · no context: Ctrl+Enter creates one").arg(file));
@@ -714,7 +722,7 @@ void WorkbenchWindow::restoreSession()
         const QString workspace = tab.value(QStringLiteral("workspace")).toString();
         const QString contextId = tab.value(QStringLiteral("context")).toString();
         const QString file = tab.value(QStringLiteral("file")).toString();
-        const auto info = m_engine.contexts().get(workspace, contextId);
+        const auto info = m_engine.context(workspace, contextId);
         CodeEditor *opened = nullptr;
         if (!file.isEmpty()) {
             const Result<QByteArray> text = readForEditor(file);
@@ -742,14 +750,26 @@ void WorkbenchWindow::restoreSession()
 void WorkbenchWindow::renderTranscript()
 {
     m_output->clearAll();
+    if (m_contextId.isEmpty())
+        return;
     // Background output goes after the run it followed; what followed runs no longer in the
     // transcript is left out.
+    const QString workspace = m_workspace, contextId = m_contextId;
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.backgroundOutput(workspace, contextId,
+                              [self, workspace, contextId](Result<QList<core::BackgroundOutput::Entry>> page) {
+        if (!self || self->m_workspace != workspace || self->m_contextId != contextId)
+            return;  // the user moved on
+        self->renderTranscript(page ? *page : QList<core::BackgroundOutput::Entry>());
+    });
+}
+
+void WorkbenchWindow::renderTranscript(const QList<core::BackgroundOutput::Entry> &backgroundOutput)
+{
+    m_output->clearAll();
     QHash<QString, QList<core::BackgroundOutput::Entry>> background;
-    if (const auto page = m_engine.contexts().backgroundOutput(m_workspace, m_contextId, 0,
-                                                               core::BackgroundOutput::kDefaultMaxEntries)) {
-        for (const core::BackgroundOutput::Entry &entry : page->entries)
-            background[entry.afterExecutionId].append(entry);
-    }
+    for (const core::BackgroundOutput::Entry &entry : backgroundOutput)
+        background[entry.afterExecutionId].append(entry);
     const QStringList restarts = m_restartsAfter.value(m_contextId);
     const auto restartLines = [&](const QString &afterId) {
         for (qsizetype n = restarts.count(afterId); n > 0; --n)
@@ -786,29 +806,45 @@ void WorkbenchWindow::onContextChanged(const core::ContextInfo &info)
     updateRunStatus();
 }
 
-bool WorkbenchWindow::createContext(const core::CreateContextRequest &request)
+bool WorkbenchWindow::createContext(const core::CreateContextRequest &request, std::function<void()> then)
 {
     core::CreateContextRequest named = request;
     if (named.name.trimmed().isEmpty() && !named.language.isEmpty())
-        named.name = unusedName(m_engine.contexts(), named.workspace, named.language);
-    const auto created = m_engine.contexts().create(named);
-    if (!created) {
-        statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
-        return false;
-    }
+        named.name = unusedName(m_engine, named.workspace, named.language);
+    QPointer<WorkbenchWindow> self(this);
+    auto refused = std::make_shared<bool>(false);
+    m_engine.createContext(named, [self, then, refused](Result<core::ContextInfo> created) {
+        if (!self)
+            return;
+        if (!created) {
+            *refused = true;
+            self->statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
+            return;
+        }
+        self->onContextCreated(*created);
+        if (then)
+            then();
+    });
+    return !*refused;
+}
+
+void WorkbenchWindow::onContextCreated(const core::ContextInfo &created)
+{
+    // The tree lists it through contextAdded; a remote engine's answer may come first.
+    m_tree->addContext(created);
     // What was typed before there was a context becomes the new context's buffer.
     CodeEditor *current = editor();
     if (current->contextId().isEmpty() && current->filePath().isEmpty()) {
-        m_tabs->bind(current, created->workspace, created->id, ContextTree::displayName(*created));
-        current->setLexerHint(lexerFor(created->language));
+        m_tabs->bind(current, created.workspace, created.id, ContextTree::displayName(created));
+        current->setLexerHint(lexerFor(created.language));
     }
-    m_tree->selectContext(created->id);
+    m_tree->selectContext(created.id);
     editor()->setFocus();
-    return true;
 }
 
 core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
 {
+    m_runRefused = true;
     if (code.trimmed().isEmpty()) {
         statusBar()->showMessage(tr("Nothing to run."), 3000);
         return {};
@@ -823,25 +859,46 @@ core::ExecutionPtr WorkbenchWindow::runCode(const QString &code)
         core::CreateContextRequest request;
         request.workspace = m_workspace;
         request.language = m_prefs.defaultLanguage;
-        if (!createContext(request))
-            return {};
+        auto started = std::make_shared<core::ExecutionPtr>();
+        auto created = std::make_shared<bool>(false);
+        QPointer<WorkbenchWindow> self(this);
+        const bool taken = createContext(request, [self, code, started, created] {
+            *created = true;
+            if (self)
+                *started = self->startRun(code);
+        });
+        if (taken && !*created)
+            m_runRefused = false;  // the engine answers later
+        return *started;
     }
+    return startRun(code);
+}
+
+core::ExecutionPtr WorkbenchWindow::startRun(const QString &code)
+{
     core::RunRequest request;
     request.workspace = m_workspace;
     request.contextId = m_contextId;
     request.code = code;
     request.input = true;  // the input line answers
-    const auto started = m_engine.contexts().run(request);
-    if (!started) {
-        m_runStatus->setText(tr("Cannot run: %1").arg(started.error().message));
-        return {};
-    }
-    core::ExecutionPtr execution = *started;
-    // A run that could start at once has been announced by executionStarted already; a queued
-    // one is listed now, so what was asked for is visible before it starts.
-    onExecutionStarted(execution);
-    followForStatus(execution);
-    return execution;
+    auto started = std::make_shared<core::ExecutionPtr>();
+    QPointer<WorkbenchWindow> self(this);
+    m_runRefused = false;
+    m_engine.run(request, [self, started](Result<core::ExecutionPtr> execution) {
+        if (!self)
+            return;
+        if (!execution) {
+            self->m_runRefused = true;
+            self->m_runStatus->setText(tr("Cannot run: %1").arg(execution.error().message));
+            return;
+        }
+        *started = *execution;
+        // A run that could start at once has been announced by executionStarted already; a
+        // queued one is listed now, so what was asked for is visible before it starts.
+        self->onExecutionStarted(*execution);
+        self->followForStatus(*execution);
+    });
+    return *started;
 }
 
 void WorkbenchWindow::runEditor()
@@ -853,7 +910,7 @@ void WorkbenchWindow::runCellAndAdvance()
 {
     CodeEditor *current = editor();
     const bool selection = current->hasSelectedText();
-    if (!runCode(current->codeToRun()))
+    if (!runCode(current->codeToRun()) && m_runRefused)
         return;
     if (selection) {
         int line = 0, index = 0, endLine = 0, endIndex = 0;
@@ -867,7 +924,7 @@ void WorkbenchWindow::runLine()
 {
     CodeEditor *current = editor();
     const bool selection = current->hasSelectedText();
-    if (!runCode(current->lineToRun()))
+    if (!runCode(current->lineToRun()) && m_runRefused)
         return;
     if (!selection)
         current->moveToNextLine();
@@ -886,9 +943,16 @@ void WorkbenchWindow::restartAndRunAll()
         return;
     }
     // Without a context there is nothing to restart: the run creates one.
-    if (!m_contextId.isEmpty() && !restartCurrent())
+    if (m_contextId.isEmpty()) {
+        runCode(code);
         return;
-    runCode(code);
+    }
+    // The run goes once the engine has restarted the context, so it runs in the fresh one.
+    QPointer<WorkbenchWindow> self(this);
+    restartCurrent([self, code] {
+        if (self)
+            self->runCode(code);
+    });
 }
 
 void WorkbenchWindow::onExecutionStarted(const core::ExecutionPtr &execution)
@@ -982,17 +1046,25 @@ void WorkbenchWindow::updateActions()
 
 void WorkbenchWindow::updateServerStatus()
 {
-    m_serverStatus->setText(m_server->isRunning() ? tr("API: %1").arg(m_server->baseUrl()) : tr("API: off"));
+    if (m_engine.isAttached())
+        m_serverStatus->setText(tr("Attached to %1").arg(m_engine.description()));
+    else
+        m_serverStatus->setText(m_server->isRunning() ? tr("API: %1").arg(m_server->baseUrl()) : tr("API: off"));
 }
 
 void WorkbenchWindow::interruptCurrent()
 {
     if (m_contextId.isEmpty())
         return;
-    if (auto r = m_engine.contexts().interrupt(m_workspace, m_contextId); !r)
-        statusBar()->showMessage(tr("Cannot interrupt: %1").arg(r.error().message), 8000);
-    else
-        statusBar()->showMessage(tr("Interrupt sent."), 3000);
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.interrupt(m_workspace, m_contextId, [self](Result<void> r) {
+        if (!self)
+            return;
+        if (!r)
+            self->statusBar()->showMessage(tr("Cannot interrupt: %1").arg(r.error().message), 8000);
+        else
+            self->statusBar()->showMessage(tr("Interrupt sent."), 3000);
+    });
 }
 
 bool WorkbenchWindow::confirm(const QString &objectName, const QString &title, const QString &text,
@@ -1018,27 +1090,36 @@ bool WorkbenchWindow::confirm(const QString &objectName, const QString &title, c
     return true;
 }
 
-bool WorkbenchWindow::restartCurrent()
+bool WorkbenchWindow::restartCurrent(std::function<void()> then)
 {
     if (m_contextId.isEmpty())
         return false;
     const QString workspace = m_workspace, id = m_contextId;
-    const auto info = m_engine.contexts().get(workspace, id);
+    const auto info = m_engine.context(workspace, id);
     const QString name = info ? ContextTree::displayName(*info) : id;
     if (!confirm(QStringLiteral("confirmRestart"), tr("Restart Context"),
                  tr("Restart \"%1\"? Its variables, imports and definitions are lost.").arg(name),
                  tr("Restart"), &WorkbenchSettings::askBeforeRestart))
         return false;
-    if (auto r = m_engine.contexts().restart(workspace, id); !r) {
-        statusBar()->showMessage(tr("Cannot restart: %1").arg(r.error().message), 8000);
-        return false;
-    }
-    const QList<core::ExecutionPtr> transcript = m_transcripts.value(id);
-    m_restartsAfter[id].append(transcript.isEmpty() ? QString() : transcript.last()->id());
-    if (id == m_contextId)
-        m_output->addNote(tr("— restarted: a fresh interpreter, the state above is gone —"));
-    statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
-    return true;
+    QPointer<WorkbenchWindow> self(this);
+    auto refused = std::make_shared<bool>(false);
+    m_engine.restartContext(workspace, id, [self, id, then, refused](Result<void> r) {
+        if (!self)
+            return;
+        if (!r) {
+            *refused = true;
+            self->statusBar()->showMessage(tr("Cannot restart: %1").arg(r.error().message), 8000);
+            return;
+        }
+        const QList<core::ExecutionPtr> transcript = self->m_transcripts.value(id);
+        self->m_restartsAfter[id].append(transcript.isEmpty() ? QString() : transcript.last()->id());
+        if (id == self->m_contextId)
+            self->m_output->addNote(tr("— restarted: a fresh interpreter, the state above is gone —"));
+        self->statusBar()->showMessage(tr("Restarting with a fresh interpreter."), 5000);
+        if (then)
+            then();
+    });
+    return !*refused;
 }
 
 void WorkbenchWindow::renameCurrent()
@@ -1046,7 +1127,7 @@ void WorkbenchWindow::renameCurrent()
     if (m_contextId.isEmpty())
         return;
     const QString workspace = m_workspace, id = m_contextId;
-    const auto info = m_engine.contexts().get(workspace, id);
+    const auto info = m_engine.context(workspace, id);
     if (!info)
         return;
     bool ok = false;
@@ -1056,8 +1137,11 @@ void WorkbenchWindow::renameCurrent()
     if (!ok)
         return;
     // The tree follows through contextChanged, as it does for renames through the API.
-    if (auto r = m_engine.contexts().rename(workspace, id, name.trimmed()); !r)
-        statusBar()->showMessage(tr("Cannot rename: %1").arg(r.error().message), 8000);
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.renameContext(workspace, id, name.trimmed(), [self](Result<core::ContextInfo> r) {
+        if (self && !r)
+            self->statusBar()->showMessage(tr("Cannot rename: %1").arg(r.error().message), 8000);
+    });
 }
 
 void WorkbenchWindow::deleteCurrent(bool confirm)
@@ -1065,7 +1149,7 @@ void WorkbenchWindow::deleteCurrent(bool confirm)
     if (m_contextId.isEmpty())
         return;
     const QString workspace = m_workspace, id = m_contextId;
-    const auto info = m_engine.contexts().get(workspace, id);
+    const auto info = m_engine.context(workspace, id);
     const QString name = info ? ContextTree::displayName(*info) : id;
     if (confirm
         && !this->confirm(QStringLiteral("confirmDelete"), tr("Delete Context"),
@@ -1073,8 +1157,11 @@ void WorkbenchWindow::deleteCurrent(bool confirm)
                              "untitled buffer are deleted.").arg(name),
                           tr("Delete"), &WorkbenchSettings::askBeforeDelete))
         return;
-    if (auto r = m_engine.contexts().remove(workspace, id); !r)
-        statusBar()->showMessage(tr("Cannot delete: %1").arg(r.error().message), 8000);
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.removeContext(workspace, id, [self](Result<void> r) {
+        if (self && !r)
+            self->statusBar()->showMessage(tr("Cannot delete: %1").arg(r.error().message), 8000);
+    });
 }
 
 void WorkbenchWindow::requestCompletion()
@@ -1086,8 +1173,8 @@ void WorkbenchWindow::requestCompletion()
     const QString text = target->text();
     const int cursor = target->cursorCharacterOffset();
     QPointer<WorkbenchWindow> self(this);
-    m_engine.contexts().complete(workspace, id, text, cursor,
-                                 [self, target, id, cursor, text](Result<QJsonObject> reply) {
+    m_engine.complete(workspace, id, text, cursor,
+                      [self, target, id, cursor, text](Result<QJsonObject> reply) {
         if (!self || !target || self->m_contextId != id || self->editor() != target || target->text() != text)
             return;  // the user moved on
         if (!reply) {
@@ -1116,33 +1203,45 @@ void WorkbenchWindow::openFile(const QString &path)
     }
     const QString language = languageForFile(path);
     const QString name = QFileInfo(path).fileName();
-    const QString contextId = contextForLanguage(language);
     CodeEditor *opened = m_tabs->openFileTab(path, QString::fromUtf8(*text), language.isEmpty() ? QString()
                                                                                                  : lexerFor(language));
-    if (!contextId.isEmpty()) {
-        m_tabs->bind(opened, m_workspace, contextId);
-        m_tree->selectContext(contextId);
-        statusBar()->showMessage(tr("Opened %1; Ctrl+Enter runs it in its context.").arg(name), 5000);
-    } else if (!language.isEmpty()) {
-        statusBar()->showMessage(tr("Opened %1; it has no %2 context to run in yet.").arg(name, language), 8000);
-    } else {
-        statusBar()->showMessage(tr("Opened %1.").arg(name), 5000);
-    }
     updateEditorTitle();
     opened->setFocus();
+    QPointer<WorkbenchWindow> self(this);
+    QPointer<CodeEditor> tab(opened);
+    contextForLanguage(language, [self, tab, name, language](const QString &contextId) {
+        if (!self || !tab)
+            return;
+        if (!contextId.isEmpty()) {
+            self->m_tabs->bind(tab, self->m_workspace, contextId);
+            self->m_tree->selectContext(contextId);
+            self->statusBar()->showMessage(tr("Opened %1; Ctrl+Enter runs it in its context.").arg(name), 5000);
+        } else if (!language.isEmpty()) {
+            self->statusBar()->showMessage(tr("Opened %1; it has no %2 context to run in yet.").arg(name, language),
+                                           8000);
+        } else {
+            self->statusBar()->showMessage(tr("Opened %1.").arg(name), 5000);
+        }
+        self->updateEditorTitle();
+    });
 }
 
-QString WorkbenchWindow::contextForLanguage(const QString &language)
+void WorkbenchWindow::contextForLanguage(const QString &language, std::function<void(const QString &)> then)
 {
-    if (language.isEmpty())
-        return QString();
-    if (!m_contextId.isEmpty() && m_contextLanguage == language)
-        return m_contextId;
-    if (auto same = m_engine.contexts().list(m_workspace, language); same && !same->isEmpty()) {
-        const auto latest = std::max_element(same->begin(), same->end(), [](const auto &a, const auto &b) {
+    if (language.isEmpty()) {
+        then(QString());
+        return;
+    }
+    if (!m_contextId.isEmpty() && m_contextLanguage == language) {
+        then(m_contextId);
+        return;
+    }
+    if (const QList<core::ContextInfo> same = m_engine.contexts(m_workspace, language); !same.isEmpty()) {
+        const auto latest = std::max_element(same.begin(), same.end(), [](const auto &a, const auto &b) {
             return a.lastUsedAt < b.lastUsedAt;
         });
-        return latest->id;
+        then(latest->id);
+        return;
     }
     QMessageBox box(QMessageBox::Question, tr("Open File"),
                     tr("No %1 context runs files like this one yet. Create one for it?").arg(language),
@@ -1151,17 +1250,24 @@ QString WorkbenchWindow::contextForLanguage(const QString &language)
     QPushButton *create = box.addButton(tr("Create a %1 Context").arg(language), QMessageBox::AcceptRole);
     box.setDefaultButton(create);
     box.exec();
-    if (box.clickedButton() != create)
-        return QString();
+    if (box.clickedButton() != create) {
+        then(QString());
+        return;
+    }
     core::CreateContextRequest request;
     request.workspace = m_workspace;
     request.language = language;
-    const auto created = m_engine.contexts().create(request);
-    if (!created) {
-        statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
-        return QString();
-    }
-    return created->id;
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.createContext(request, [self, then](Result<core::ContextInfo> created) {
+        if (!self)
+            return;
+        if (!created) {
+            self->statusBar()->showMessage(tr("Cannot create the context: %1").arg(created.error().message), 10000);
+            return;
+        }
+        self->m_tree->addContext(*created);
+        then(created->id);
+    });
 }
 
 bool WorkbenchWindow::saveCurrent()
@@ -1192,37 +1298,38 @@ bool WorkbenchWindow::saveCurrentAs(const QString &path)
 
 void WorkbenchWindow::saveFullOutput(const QString &executionId)
 {
-    QList<Event> events;
-    if (auto live = m_engine.contexts().execution(executionId)) {
-        if (auto all = (*live)->eventRange(); all)  // older events come back from the history
-            events = *all;
-    } else if (auto stored = m_engine.store().events(executionId)) {
-        for (const storage::ExecutionEventRecord &r : *stored)
-            events.append(Event::fromJson(QJsonDocument::fromJson(r.json).object()));
-    }
     const QString path = QFileDialog::getSaveFileName(this, tr("Save Full Output"),
                                                       QStringLiteral("output-%1.txt").arg(executionId.left(8)));
     if (path.isEmpty())
         return;
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, file.errorString()), 8000);
-        return;
-    }
-    for (const Event &event : std::as_const(events)) {
-        if (event.kind == Event::Kind::Stream)
-            file.write(event.fields.value(QLatin1String("text")).toString().toUtf8());
-    }
-    if (!file.commit())
-        statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, file.errorString()), 8000);
-    else
-        statusBar()->showMessage(tr("Saved the output to %1.").arg(path), 5000);
+    QPointer<WorkbenchWindow> self(this);
+    m_engine.executionEvents(executionId, [self, path](Result<QList<Event>> events) {
+        if (!self)
+            return;
+        if (!events) {
+            self->statusBar()->showMessage(tr("Cannot read the output: %1").arg(events.error().message), 8000);
+            return;
+        }
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly)) {
+            self->statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, file.errorString()), 8000);
+            return;
+        }
+        for (const Event &event : std::as_const(*events)) {
+            if (event.kind == Event::Kind::Stream)
+                file.write(event.fields.value(QLatin1String("text")).toString().toUtf8());
+        }
+        if (!file.commit())
+            self->statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, file.errorString()), 8000);
+        else
+            self->statusBar()->showMessage(tr("Saved the output to %1.").arg(path), 5000);
+    });
 }
 
 void WorkbenchWindow::showPlugins()
 {
     if (!m_pluginsDialog)
-        m_pluginsDialog = new PluginsDialog(m_engine.plugins(), this);
+        m_pluginsDialog = new PluginsDialog(m_engine, this);
     m_pluginsDialog->reload();
     m_pluginsDialog->show();
     m_pluginsDialog->raise();
@@ -1242,7 +1349,7 @@ void WorkbenchWindow::showShortcuts()
 
 void WorkbenchWindow::showPreferences()
 {
-    PreferencesDialog dialog(m_prefs, m_engine.plugins().availableLanguages(), this);
+    PreferencesDialog dialog(m_prefs, m_engine.availableLanguages(), this);
     if (dialog.exec() != QDialog::Accepted)
         return;
     applyPreferences(dialog.settings());
@@ -1270,7 +1377,7 @@ void WorkbenchWindow::applyPreferences(const WorkbenchSettings &prefs)
 
 int WorkbenchWindow::busyContexts() const
 {
-    const QList<core::ContextInfo> contexts = m_engine.contexts().all();
+    const QList<core::ContextInfo> contexts = m_engine.allContexts();
     return int(std::count_if(contexts.cbegin(), contexts.cend(), [](const core::ContextInfo &info) {
         return info.state == QLatin1String("busy") || info.queued > 0;
     }));

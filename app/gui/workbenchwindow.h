@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "engineclient.h"
 #include "workbenchoptions.h"
 #include "workbenchsettings.h"
-
-#include "core/contextmanager.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -18,8 +17,6 @@
 class QDockWidget;
 class QLabel;
 class QSettings;
-
-namespace replhost::core { class Engine; }
 
 namespace replhost::gui {
 
@@ -42,26 +39,31 @@ class VariablesPanel;
 // untitled buffer, bound to the context its code runs in; switching tabs selects that context,
 // and selecting a context shows its buffer. The open tabs come back at the next start. Every action has a shortcut (see the
 // help dialog, F1). Executions started anywhere — here or through the HTTP API — appear live in
-// their context through ContextManager::executionStarted.
+// their context through EngineClient::executionStarted.
 //
-// The window never waits for a worker: it starts runs, interrupts and restarts through the
-// engine's asynchronous API and renders what the signals report.
+// The window talks to one EngineClient: the engine in this process, or a replhost-server that
+// holds the data directory (the title says which). It never waits for a worker or the network:
+// it starts runs, interrupts and restarts through the client's replies and renders what the
+// signals report.
 //
-// Ownership: the engine must outlive the window; the window owns its widgets, its settings and
-// (through the server panel) the embedded ApiServer. GUI thread only.
+// Ownership: the engine client must outlive the window; the window owns its widgets, its
+// settings and (through the server panel) the embedded ApiServer. GUI thread only.
 class WorkbenchWindow : public QMainWindow {
     Q_OBJECT
 public:
     // Executions kept per context for the transcript when switching back to it.
     static constexpr int kTranscriptKept = 20;
 
-    WorkbenchWindow(core::Engine &engine, WorkbenchOptions options = {}, QWidget *parent = nullptr);
+    WorkbenchWindow(EngineClient &engine, WorkbenchOptions options = {}, QWidget *parent = nullptr);
     ~WorkbenchWindow() override;
 
-    // Creates a context and selects it. Returns false and says why in the status bar.
-    bool createContext(const core::CreateContextRequest &request);
+    // Creates a context, selects it, then calls `then`. Returns false when the engine refused at
+    // once (the status bar says why); a remote engine's refusal comes later, in the status bar.
+    bool createContext(const core::CreateContextRequest &request, std::function<void()> then = {});
     // Runs `code` in the current tab's context, else the selected one (creating a
-    // default-language context when there is none). The execution is returned at once; its output streams into the view.
+    // default-language context when there is none); its output streams into the view. The
+    // execution is returned when the engine took it at once (the engine in this process), else
+    // null: lastExecution() is the run once the engine has answered.
     core::ExecutionPtr runCode(const QString &code);
     // The run units of the current tab: the cell under the cursor or the selection (runEditor,
     // Ctrl+Enter); the same, then the cursor goes to the next cell (Shift+Enter); the line or the
@@ -74,8 +76,9 @@ public:
     void interruptCurrent();
     // Restart and delete ask first (with "Don't ask again", kept in the preferences); a restart
     // writes a "restarted" line into the output.
-    // False when nothing was restarted (refused, or the user said no).
-    bool restartCurrent();
+    // False when nothing was restarted (refused, or the user said no); `then` follows the
+    // restart.
+    bool restartCurrent(std::function<void()> then = {});
     // Asks for a new name for the selected context.
     void renameCurrent();
     void deleteCurrent(bool confirm = true);
@@ -136,9 +139,11 @@ private:
     // Whether to go on with a restart or delete: asks unless "Don't ask again" was ticked.
     bool confirm(const QString &objectName, const QString &title, const QString &text,
                  const QString &button, bool WorkbenchSettings::*ask);
-    // A context of `language` for a file: the selected one, the latest one, or a new one the
-    // user agrees to. Empty id: none.
-    QString contextForLanguage(const QString &language);
+    // A context of `language` for a file, given to `then`: the selected one, the latest one, or
+    // a new one the user agrees to. Empty id: none.
+    void contextForLanguage(const QString &language, std::function<void(const QString &contextId)> then);
+    void onContextCreated(const core::ContextInfo &created);
+    core::ExecutionPtr startRun(const QString &code);
     void onContextChanged(const core::ContextInfo &info);
     void onExecutionStarted(const core::ExecutionPtr &execution);
     void onBackgroundOutput(const QString &workspace, const QString &contextId,
@@ -148,6 +153,7 @@ private:
     // Re-renders the selected context's transcript (after a theme or font change, since the
     // view's colours are baked into its document).
     void renderTranscript();
+    void renderTranscript(const QList<core::BackgroundOutput::Entry> &backgroundOutput);
     void updateRunStatus();
     void updateActions();
     void updateServerStatus();
@@ -160,9 +166,10 @@ private:
     // Contexts with a run going or waiting.
     int busyContexts() const;
 
-    core::Engine &m_engine;
+    EngineClient &m_engine;
     WorkbenchOptions m_options;
     bool m_closeUnasked = false;
+    bool m_runRefused = false;  // the last runCode() was refused before it returned
     std::unique_ptr<QSettings> m_settings;
     WorkbenchSettings m_prefs;
 

@@ -6,6 +6,7 @@
 #include "signalwatcher.h"
 
 #include "core/engine.h"
+#include "gui/inprocessengine.h"
 #include "gui/workbenchsettings.h"
 #include "gui/workbenchwindow.h"
 
@@ -116,7 +117,8 @@ int main(int argc, char *argv[])
         }
     }
     windowOptions.confirmCloseWhileRunning = true;
-    auto window = std::make_unique<gui::WorkbenchWindow>(*engine, windowOptions);
+    auto client = std::make_unique<gui::InProcessEngine>(*engine);
+    auto window = std::make_unique<gui::WorkbenchWindow>(*client, windowOptions);
     shown = window.get();
     window->show();
     const int status = QApplication::exec();
@@ -124,6 +126,7 @@ int main(int argc, char *argv[])
     // The window (and the server it holds) first, then the workers, then the engine (history
     // flushed, lock released).
     window.reset();
+    client.reset();
     engine->contexts().shutdownAll(core::ContextManager::kExitGrace);
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     engine.reset();

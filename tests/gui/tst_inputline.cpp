@@ -4,6 +4,7 @@
 // are not shown and its answer is not recorded, Ctrl+D is the end of input, and an interrupt
 // hides it with the state kept.
 
+#include "gui/inprocessengine.h"
 #include "gui/inputline.h"
 
 #include "core/engine.h"
@@ -53,6 +54,7 @@ private:
 
     std::unique_ptr<QTemporaryDir> m_dataDir;
     std::unique_ptr<core::Engine> m_engine;
+    std::unique_ptr<gui::InProcessEngine> m_client;
     std::unique_ptr<QWidget> m_window;
     gui::InputLine *m_line = nullptr;
     QString m_contextId;
@@ -75,7 +77,8 @@ void tst_InputLine::init()
     QVERIFY2(context, context ? "" : qPrintable(context.error().message));
     m_contextId = context->id;
     m_window = std::make_unique<QWidget>();
-    m_line = new gui::InputLine(m_engine->contexts(), m_window.get());
+    m_client = std::make_unique<gui::InProcessEngine>(*m_engine);
+    m_line = new gui::InputLine(*m_client, m_window.get());
     m_line->showContext(m_contextId, {});
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
@@ -84,6 +87,7 @@ void tst_InputLine::init()
 void tst_InputLine::cleanup()
 {
     m_window.reset();
+    m_client.reset();
     m_engine.reset();
     m_dataDir.reset();
 }

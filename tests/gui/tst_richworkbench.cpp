@@ -9,6 +9,7 @@
 #include "gui/datatabledialog.h"
 #include "gui/datatablemodel.h"
 #include "gui/editortabs.h"
+#include "gui/inprocessengine.h"
 #include "gui/outputview.h"
 #include "gui/plotspanel.h"
 #include "gui/variablespanel.h"
@@ -71,7 +72,8 @@ public:
         engine = std::move(*opened);
         WorkbenchOptions options;
         options.settingsFile = QDir(dir.path()).filePath(QStringLiteral("workbench.ini"));
-        window = std::make_unique<WorkbenchWindow>(*engine, options);
+        client = std::make_unique<InProcessEngine>(*engine);
+        window = std::make_unique<WorkbenchWindow>(*client, options);
         window->resize(1280, 820);
         window->show();
         if (!QTest::qWaitForWindowExposed(window.get()))
@@ -85,6 +87,7 @@ public:
     ~Bench()
     {
         window.reset();
+        client.reset();
         engine->contexts().shutdownAll();
         QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
         engine.reset();
@@ -106,6 +109,7 @@ public:
 
     QTemporaryDir dir;
     std::unique_ptr<core::Engine> engine;
+    std::unique_ptr<InProcessEngine> client;
     std::unique_ptr<WorkbenchWindow> window;
 };
 

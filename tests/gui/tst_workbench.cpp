@@ -10,6 +10,7 @@
 #include "gui/filebrowser.h"
 #include "gui/findbar.h"
 #include "gui/historypanel.h"
+#include "gui/inprocessengine.h"
 #include "gui/newcontextdialog.h"
 #include "gui/outputview.h"
 #include "gui/pluginsdialog.h"
@@ -71,7 +72,8 @@ public:
         WorkbenchOptions options;
         options.settingsFile = QDir(dataDir).filePath(QStringLiteral("workbench.ini"));
         options.confirmCloseWhileRunning = confirmClose;
-        window = std::make_unique<WorkbenchWindow>(*engine, options);
+        client = std::make_unique<InProcessEngine>(*engine);
+        window = std::make_unique<WorkbenchWindow>(*client, options);
         window->show();
         if (!QTest::qWaitForWindowExposed(window.get()))
             qFatal("window not exposed");
@@ -79,6 +81,7 @@ public:
     ~Bench()
     {
         window.reset();
+        client.reset();
         engine->contexts().shutdownAll();
         QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
         engine.reset();
@@ -141,6 +144,7 @@ public:
     }
 
     std::unique_ptr<core::Engine> engine;
+    std::unique_ptr<InProcessEngine> client;
     std::unique_ptr<WorkbenchWindow> window;
 };
 
@@ -561,7 +565,7 @@ void tst_Workbench::languagePickerExplainsUnusableRuntimes()
     QTemporaryDir dir;
     Bench bench(dir.path(), {QStringLiteral(REPLHOST_TEST_FIXTURE_DIR "/fixture_ghost"),
                              QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)});
-    NewContextDialog dialog(*bench.engine, QStringLiteral("python"), QString(), bench.window.get());
+    NewContextDialog dialog(*bench.client, QStringLiteral("python"), QString(), bench.window.get());
     QCOMPARE(dialog.language(), QStringLiteral("python"));
     QVERIFY(dialog.usableCount() >= 1);
     // The ghost runtime is never installed: listed, not selectable, with its reason.

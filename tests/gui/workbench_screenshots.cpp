@@ -10,6 +10,7 @@
 #include "core/engine.h"
 #include "gui/codeeditor.h"
 #include "gui/contexttree.h"
+#include "gui/inprocessengine.h"
 #include "gui/editortabs.h"
 #include "gui/findbar.h"
 #include "gui/inputline.h"
@@ -107,7 +108,8 @@ int main(int argc, char *argv[])
     std::unique_ptr<core::Engine> engine = std::move(*opened);
     gui::WorkbenchOptions options;
     options.settingsFile = QDir(data.path()).filePath(QStringLiteral("workbench.ini"));
-    auto window = std::make_unique<gui::WorkbenchWindow>(*engine, options);
+    gui::InProcessEngine client(*engine);
+    auto window = std::make_unique<gui::WorkbenchWindow>(client, options);
     const QRect screen = QGuiApplication::primaryScreen()->geometry();
     window->setGeometry(screen);
     window->show();
