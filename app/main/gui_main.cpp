@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // replhost: the desktop workbench over the engine, with the HTTP API available from its server
-// panel.
+// panel; or, when a replhost-server holds the data directory, over that server's engine.
 
 #include "guioptions.h"
 #include "signalwatcher.h"
 
 #include "core/engine.h"
-#include "gui/inprocessengine.h"
+#include "gui/workbenchengine.h"
 #include "gui/workbenchsettings.h"
 #include "gui/workbenchwindow.h"
 
 #include <replhost/sdk/version.h>
 
 #include <QApplication>
+#include <QEventLoop>
 #include <QIcon>
 #include <QMessageBox>
 #include <QPointer>
@@ -20,6 +21,7 @@
 #include <QTextStream>
 
 #include <cstdio>
+#include <optional>
 
 #include <sys/stat.h>
 
@@ -98,13 +100,29 @@ int main(int argc, char *argv[])
     core::EngineConfig engineConfig;
     engineConfig.dataDir = options.dataDir;
     engineConfig.pluginPaths = options.pluginPaths;
-    Result<std::unique_ptr<core::Engine>> opened = core::Engine::open(engineConfig);
-    if (!opened) {
-        err << "replhost: " << opened.error().message << '\n';
+    // Its own engine, or the one of the server that holds the data directory (a wait for the
+    // server's answers, which a termination signal ends too).
+    std::optional<Result<gui::WorkbenchEngine>> opened;
+    QEventLoop opening;
+    QObject::connect(&watcher, &app::SignalWatcher::terminationRequested, &opening, [&opening] { opening.quit(); });
+    gui::WorkbenchEngine::open(engineConfig, tokenOverride, [&opened, &opening](Result<gui::WorkbenchEngine> outcome) {
+        opened = std::move(outcome);
+        opening.quit();
+    });
+    if (!opened)
+        opening.exec();
+    if (!opened)
+        return 1;  // ended by a signal before the server answered
+    if (!*opened) {
+        err << "replhost: " << opened->error().message << '\n';
         err.flush();
-        return showStartError(watcher, opened.error().message);
+        return showStartError(watcher, opened->error().message);
     }
-    std::unique_ptr<core::Engine> engine = std::move(*opened);
+    std::unique_ptr<core::Engine> engine = std::move((*opened)->engine);
+    std::unique_ptr<gui::EngineClient> client = std::move((*opened)->client);
+    opened.reset();
+    if (client->isAttached())
+        out << "replhost: attached to " << client->description() << '\n' << Qt::flush;
 
     gui::WorkbenchOptions windowOptions;
     windowOptions.tokenOverride = tokenOverride;
@@ -117,16 +135,17 @@ int main(int argc, char *argv[])
         }
     }
     windowOptions.confirmCloseWhileRunning = true;
-    auto client = std::make_unique<gui::InProcessEngine>(*engine);
     auto window = std::make_unique<gui::WorkbenchWindow>(*client, windowOptions);
     shown = window.get();
     window->show();
     const int status = QApplication::exec();
 
     // The window (and the server it holds) first, then the workers, then the engine (history
-    // flushed, lock released).
+    // flushed, lock released). An attached workbench leaves the server's engine as it is.
     window.reset();
     client.reset();
+    if (!engine)
+        return status;
     engine->contexts().shutdownAll(core::ContextManager::kExitGrace);
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     engine.reset();
