@@ -117,7 +117,8 @@ signals:
     void executionStarted(replhost::core::ExecutionPtr execution);
     void backgroundOutputAdded(const QString &workspace, const QString &contextId,
                                const replhost::core::BackgroundOutput::Entry &entry);
-    // The engine cannot be reached any more (a remote one went away), with what to do.
+    // The engine cannot be reached any more (a remote one went away), with why; said once until
+    // it answers again.
     void connectionLost(const QString &why);
 };
 

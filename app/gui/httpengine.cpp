@@ -340,13 +340,18 @@ void HttpEngine::request(const QByteArray &verb, const QString &path, const QJso
 {
     QNetworkReply *reply = send(verb, path, body);
     const QUrl server = m_endpoint.url;
-    connect(reply, &QNetworkReply::finished, this, [reply, server, answer] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, server, answer] {
         reply->deleteLater();
         const QByteArray data = reply->readAll();
+        const bool answered = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).isValid();
         if (reply->error() != QNetworkReply::NoError) {
-            answer(errorOf(reply, data, server));
+            const Error error = errorOf(reply, data, server);
+            if (!answered)
+                noteLost(error.message);
+            answer(error);
             return;
         }
+        m_lost = false;
         if (data.trimmed().isEmpty()) {
             answer(QJsonDocument());
             return;
@@ -633,14 +638,18 @@ void HttpEngine::run(const core::RunRequest &request, Reply<core::ExecutionPtr> 
         }
         const core::ExecutionPtr run = *execution;
         if (run && !run->isFinished())
-            self->onStreamLost(ended ? tr("the stream of run %1 ended before its end").arg(run->id())
+            self->noteLost(ended ? tr("the stream of run %1 ended before its end").arg(run->id())
                                      : ended.error().message);
     };
     new EventStream(send("POST", path, &body), m_endpoint.url, onMessage, onEnd, this);
 }
 
-void HttpEngine::onStreamLost(const QString &why)
+void HttpEngine::noteLost(const QString &why)
 {
+    // Said once, until the server answers again.
+    if (m_lost)
+        return;
+    m_lost = true;
     emit connectionLost(why);
 }
 

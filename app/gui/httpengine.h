@@ -115,7 +115,8 @@ private:
     void forget(const QString &workspace, const QString &id);
     void refreshContext(const QString &workspace, const QString &id);
     void keepFinished(const core::ExecutionPtr &execution);
-    void onStreamLost(const QString &why);
+    // The server cannot be reached (a request found nobody, or a run's stream broke).
+    void noteLost(const QString &why);
 
     ServerEndpoint m_endpoint;
     QString m_dataDir;
@@ -127,6 +128,7 @@ private:
     QList<core::ContextInfo> m_contexts;  // oldest first, as the server lists them
     QHash<QString, core::ExecutionPtr> m_running;  // followed and not finished, by id
     std::deque<core::ExecutionPtr> m_finished;     // the most recent finished ones
+    bool m_lost = false;  // connectionLost was said, and the server has not answered since
 };
 
 } // namespace replhost::gui

@@ -153,7 +153,10 @@ WorkbenchWindow::WorkbenchWindow(EngineClient &engine, WorkbenchOptions options,
     connect(&engine, &EngineClient::executionStarted, this, &WorkbenchWindow::onExecutionStarted);
     connect(&engine, &EngineClient::backgroundOutputAdded, this, &WorkbenchWindow::onBackgroundOutput);
     connect(&engine, &EngineClient::contextChanged, this, &WorkbenchWindow::onContextChanged);
+    // Kept beside the engine's name, since the replies that fail next replace the message.
     connect(&engine, &EngineClient::connectionLost, this, [this](const QString &why) {
+        m_serverStatus->setText(tr("Attached to %1 — it cannot be reached").arg(m_engine.description()));
+        m_serverStatus->setToolTip(why);
         statusBar()->showMessage(tr("The engine cannot be reached: %1").arg(why));
     });
     connect(&engine, &EngineClient::contextRemoved, this,
@@ -281,6 +284,7 @@ void WorkbenchWindow::buildWidgets()
 
     m_runStatus = new QLabel(this);
     m_serverStatus = new QLabel(this);
+    m_serverStatus->setObjectName(QStringLiteral("serverStatus"));
     statusBar()->addWidget(m_runStatus, 1);
     statusBar()->addPermanentWidget(m_serverStatus);
 

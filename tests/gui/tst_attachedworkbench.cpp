@@ -18,8 +18,11 @@
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QLabel>
 #include <QProcess>
 #include <QScopeGuard>
+#include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -99,6 +102,7 @@ class tst_AttachedWorkbench : public QObject {
 private slots:
     void attachesToTheServerAndRunsThroughIt();
     void aDirectoryOfItsOwnIsOpenedInProcess();
+    void aServerThatWentAwayIsSaidInTheStatusBar();
     void theWorkbenchProcessAttachesAndEndsOnSigterm();
     void aHolderWithoutAnApiIsRefusedWithWhyAndSigtermEndsTheDialog();
 };
@@ -189,6 +193,37 @@ void tst_AttachedWorkbench::aDirectoryOfItsOwnIsOpenedInProcess()
     options.settingsFile = QDir(dataDir.path()).filePath(QStringLiteral("workbench.ini"));
     WorkbenchWindow window(*(*opened)->client, options);
     QCOMPARE(window.windowTitle(), QStringLiteral("replhost — %1").arg((*opened)->engine->dataDir()));
+}
+
+void tst_AttachedWorkbench::aServerThatWentAwayIsSaidInTheStatusBar()
+{
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}), qPrintable(server.error()));
+    std::optional<Result<WorkbenchEngine>> opened = openFor(server.dataDir());
+    QVERIFY(opened);
+    QVERIFY2(*opened, *opened ? "" : qPrintable(opened->error().message));
+    QTemporaryDir settings;
+    WorkbenchOptions options;
+    options.settingsFile = QDir(settings.path()).filePath(QStringLiteral("workbench.ini"));
+    WorkbenchWindow window(*(*opened)->client, options);
+    QSignalSpy lost((*opened)->client.get(), &EngineClient::connectionLost);
+
+    const qint64 pid = server.pid();
+    QCOMPARE(server.stop(), 0);
+    core::CreateContextRequest request;
+    request.language = QStringLiteral("python");
+    window.createContext(request);
+    QVERIFY(QTest::qWaitFor([&] { return !lost.isEmpty(); }, kTimeout));
+    const auto *engineStatus = window.findChild<QLabel *>(QStringLiteral("serverStatus"));
+    QVERIFY(engineStatus);
+    QCOMPARE(engineStatus->text(), QStringLiteral("Attached to replhost-server on 127.0.0.1:%1 (pid %2) — it cannot be reached")
+                                           .arg(server.port())
+                                           .arg(pid));
+    // Said once, not for every request that finds nobody.
+    window.createContext(request);
+    QVERIFY(QTest::qWaitFor([&] { return window.statusBar()->currentMessage().startsWith(QLatin1String("Cannot create")); },
+                            kTimeout));
+    QCOMPARE(lost.size(), 1);
 }
 
 void tst_AttachedWorkbench::theWorkbenchProcessAttachesAndEndsOnSigterm()
