@@ -12,7 +12,8 @@
 // Every route with a body is a candidate: every POST, PUT and PATCH the router holds, so a new
 // route is fuzzed as soon as it is registered. A body that would run a shell command or make a
 // workspace of a host directory is not sent (see actsOutside). The placeholders are filled with
-// a context, an execution and a sandbox made when the target starts.
+// a context, an execution and a sandbox made when the target starts; an input answer goes to a
+// run started for it that waits for input, and which is interrupted after the answer.
 //
 // Besides the sanitizers it checks the answer against the server's contract, and aborts when
 // it is broken: an answer within the time limit; a well-formed status line and framing; a Date;
@@ -243,7 +244,12 @@ public:
         if (actsOutside(QJsonDocument::fromJson(body)))
             return;
         const QString method = chosen.section(QLatin1Char(' '), 0, 0);
-        const QString path = fill(chosen.section(QLatin1Char(' '), 1));
+        // An answer goes to a run that waits for one, so that the body reaches the session.
+        const bool answering = chosen == QLatin1String("POST /v1/executions/{eid}/input");
+        const QString waiting = answering ? startWaitingRun() : QString();
+        QString path = fill(chosen.section(QLatin1Char(' '), 1));
+        if (answering)
+            path.replace(m_execution, waiting);
 
         QByteArray request = method.toLatin1() + ' ' + path.toUtf8() + sanitisedQuery(query)
                 + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + m_token
@@ -257,6 +263,8 @@ public:
         if (answer)
             check(request, *answer);
         Client::settle();
+        if (answering)
+            stopWaitingRun(waiting);
     }
 
 private:
@@ -363,10 +371,45 @@ private:
         return value;
     }
 
+    // A run of the input context that waits for its first answer; two more questions follow
+    // (one a password), so that an answer is never the run's last event.
+    QString startWaitingRun()
+    {
+        // Through the engine: over HTTP the run would be a stream this client has to read.
+        core::RunRequest request;
+        request.contextId = m_inputContext;
+        request.code = QStringLiteral("input\npassword\ninput");
+        request.input = true;
+        const Result<core::ExecutionPtr> run = m_engine->contexts().run(request);
+        if (!run)
+            broken("a run that asks for input cannot start", run.error().message.toUtf8(), {});
+        for (int turn = 0; turn < 64; ++turn) {
+            if ((*run)->isWaitingForInput())
+                return (*run)->id();
+            Client::settle();
+        }
+        broken("a run that asks for input never waits", {}, {});
+    }
+
+    // Ends that run whatever the answer did, so that the input context is idle for the next one.
+    void stopWaitingRun(const QString &id)
+    {
+        (void)m_engine->contexts().interruptExecution(id);
+        for (int turn = 0; turn < 64; ++turn) {
+            const auto execution = m_engine->contexts().execution(id);
+            if (!execution || (*execution)->isFinished())
+                return;
+            Client::settle();
+        }
+        broken("an interrupted run waiting for input never ends", {}, {});
+    }
+
     void makeFixtures()
     {
         m_context = make("POST", QStringLiteral("/v1/contexts"), R"({"language":"python"})",
                          QStringLiteral("id"));
+        m_inputContext = make("POST", QStringLiteral("/v1/contexts"), R"({"language":"python"})",
+                              QStringLiteral("id"));
         m_execution = make("POST", QStringLiteral("/v1/contexts/%1/executions?wait=true").arg(m_context),
                            R"({"code":"1"})", QStringLiteral("id"));
         m_sandbox = make("POST", QStringLiteral("/opensandbox/v1/sandboxes"),
@@ -383,7 +426,7 @@ private:
     std::unique_ptr<http::ApiServer> m_server;
     std::unique_ptr<Client> m_client;
     QStringList m_routes;
-    QString m_context, m_execution, m_sandbox, m_sandboxContext;
+    QString m_context, m_inputContext, m_execution, m_sandbox, m_sandboxContext;
 };
 
 std::unique_ptr<Harness> harness;
