@@ -709,19 +709,32 @@ void HttpEngine::executionEvents(const QString &executionId, Reply<QList<Event>>
 void HttpEngine::history(const QString &workspace, const QString &contextId, int limit,
                          Reply<QList<storage::ExecutionRecord>> reply)
 {
-    // The server gives at most 500 a page; the workbench asks for fewer.
-    const QString path = workspacePath(workspace, QStringLiteral("/contexts/%1/executions?limit=%2")
-                                                          .arg(contextId)
-                                                          .arg(std::clamp(limit, 1, 500)));
-    request("GET", path, nullptr, [reply](Result<QJsonDocument> json) {
+    historyPage(workspace, contextId, limit, QString(), {}, std::move(reply));
+}
+
+void HttpEngine::historyPage(const QString &workspace, const QString &contextId, int limit, const QString &before,
+                             QList<storage::ExecutionRecord> records, Reply<QList<storage::ExecutionRecord>> reply)
+{
+    // The server gives at most kHistoryPage a page: more is read page by page, older ones
+    // from where the last page ended (its `next`).
+    const int wanted = std::clamp(limit - int(records.size()), 1, kHistoryPage);
+    QString path = workspacePath(workspace, QStringLiteral("/contexts/%1/executions?limit=%2").arg(contextId).arg(wanted));
+    if (!before.isEmpty())
+        path += QStringLiteral("&before=") + QString::fromLatin1(QUrl::toPercentEncoding(before));
+    request("GET", path, nullptr,
+            [this, workspace, contextId, limit, records, reply](Result<QJsonDocument> json) mutable {
         if (!json) {
             reply(json.error());
             return;
         }
-        QList<storage::ExecutionRecord> records;
         for (const QJsonValue &entry : json->object().value(QLatin1String("executions")).toArray())
             records.append(historyFromJson(entry.toObject()));
-        reply(records);
+        const QString next = json->object().value(QLatin1String("next")).toString();
+        if (records.size() >= limit || next.isEmpty()) {
+            reply(records);
+            return;
+        }
+        historyPage(workspace, contextId, limit, next, std::move(records), std::move(reply));
     });
 }
 

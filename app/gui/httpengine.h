@@ -47,6 +47,8 @@ class HttpEngine : public EngineClient {
 public:
     // Executions kept for followedExecution() once they have finished.
     static constexpr int kFinishedKept = 64;
+    // The most runs the server lists in one page of a context's history.
+    static constexpr int kHistoryPage = 500;
 
     HttpEngine(ServerEndpoint endpoint, QString dataDir, QObject *parent = nullptr);
     ~HttpEngine() override;
@@ -110,6 +112,10 @@ private:
     void requestContext(const QByteArray &verb, const QString &path, const QJsonObject *body,
                         Reply<core::ContextInfo> reply);
     void loadContexts(int workspaceIndex, std::function<void(Result<void>)> done);
+    // Appends to `records` the context's runs older than `before` (empty: from the newest)
+    // until there are `limit` of them or no more, then replies with them.
+    void historyPage(const QString &workspace, const QString &contextId, int limit, const QString &before,
+                     QList<storage::ExecutionRecord> records, Reply<QList<storage::ExecutionRecord>> reply);
     // Takes in a context the server described: cached, and announced as added or changed.
     core::ContextInfo remember(const core::ContextInfo &info);
     void forget(const QString &workspace, const QString &id);

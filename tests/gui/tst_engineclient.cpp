@@ -121,6 +121,8 @@ private slots:
     void answerReachesTheRunThatAsked();
     void historyListsTheRun_data() { backends(); }
     void historyListsTheRun();
+    void historyGoesPastTheServersPage_data() { backends(); }
+    void historyGoesPastTheServersPage();
     void executionEventsComeBackAfterTheRun_data() { backends(); }
     void executionEventsComeBackAfterTheRun();
     void envLayersShapeTheNextRun_data() { backends(); }
@@ -316,6 +318,34 @@ void tst_EngineClient::historyListsTheRun()
     QCOMPARE(listed->code, QStringLiteral("print('for the history')"));
     QCOMPARE(listed->executionCount, 1);
     QCOMPARE(listed->contextId, id);
+}
+
+void tst_EngineClient::historyGoesPastTheServersPage()
+{
+    // More runs than one page of the server's history holds (HttpEngine::kHistoryPage).
+    EngineClient &client = m_backend->client();
+    REQUIRE_PYTHON(id);
+    constexpr int kRuns = HttpEngine::kHistoryPage + 2;
+    core::ExecutionPtr last;
+    for (int n = 1; n <= kRuns; ++n) {
+        last = start(id, QStringLiteral("%1").arg(n));
+        QVERIFY(last);
+    }
+    QVERIFY(QTest::qWaitFor([&] { return last->isFinished(); }, kTimeout));
+    QList<storage::ExecutionRecord> listed;
+    QVERIFY(QTest::qWaitFor([&] {
+        const auto history = await<QList<storage::ExecutionRecord>>(
+                [&](EngineClient::Reply<QList<storage::ExecutionRecord>> reply) {
+                    client.history(QString(), id, kRuns + 10, reply);
+                });
+        if (!history || !*history)
+            return false;
+        listed = **history;
+        return listed.size() == kRuns && listed.first().id == last->id();
+    }, kTimeout));
+    // Newest first, each once.
+    for (int i = 0; i < kRuns; ++i)
+        QCOMPARE(listed.at(i).code, QString::number(kRuns - i));
 }
 
 void tst_EngineClient::executionEventsComeBackAfterTheRun()
