@@ -58,6 +58,10 @@ public:
     // The engine, when it is in this process (for what only it can do: serving its API); null
     // when attached.
     virtual core::Engine *localEngine() const { return nullptr; }
+    // Reads again what the queries answer from, when the engine does not announce every change
+    // itself (a remote one: contexts other clients created, renamed or deleted); the changes
+    // come as the signals below. The in-process engine announces everything: nothing to do.
+    virtual void refresh() {}
 
     // What the engine offers.
     virtual QList<core::PluginEntry> plugins() const = 0;

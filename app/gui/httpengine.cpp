@@ -13,6 +13,7 @@
 #include <QPointer>
 
 #include <algorithm>
+#include <utility>
 #include <cerrno>
 #include <csignal>
 
@@ -381,36 +382,79 @@ void HttpEngine::connectToServer(std::function<void(Result<void>)> done)
             m_searchDirs.append(searchDirFromJson(dir.toObject()));
         for (const QJsonValue &entry : plugins->object().value(QLatin1String("plugins")).toArray())
             m_plugins.append(pluginFromJson(entry.toObject()));
-        request("GET", QStringLiteral("/v1/workspaces"), nullptr, [this, done](Result<QJsonDocument> workspaces) {
-            if (!workspaces) {
-                done(workspaces.error());
+        readWorkspacesAndContexts([this, done](Result<Listing> listing) {
+            if (!listing) {
+                done(listing.error());
                 return;
             }
-            m_workspaces.clear();
-            for (const QJsonValue &ws : workspaces->array())
-                m_workspaces.append(workspaceFromJson(ws.toObject()));
-            m_contexts.clear();
-            loadContexts(0, done);
+            m_workspaces = listing->workspaces;
+            m_contexts = listing->contexts;
+            done(Result<void>());
         });
     });
 }
 
-void HttpEngine::loadContexts(int workspaceIndex, std::function<void(Result<void>)> done)
+void HttpEngine::refresh()
 {
-    if (workspaceIndex >= m_workspaces.size()) {
-        done(Result<void>());
+    const quint64 generation = ++m_refreshes;
+    readWorkspacesAndContexts([this, generation](Result<Listing> listing) {
+        if (!listing || generation != m_refreshes)
+            return;  // unreachable (said already), or a later refresh answers
+        // Announced as if the engine were here: what came, what changed, what went.
+        for (const storage::WorkspaceRecord &ws : listing->workspaces) {
+            if (!workspace(ws.name))
+                emit workspaceAdded(ws.name);
+        }
+        const QList<storage::WorkspaceRecord> before = std::exchange(m_workspaces, listing->workspaces);
+        for (const core::ContextInfo &info : listing->contexts) {
+            const std::optional<core::ContextInfo> known = context(info.workspace, info.id);
+            if (!known || known->toJson() != info.toJson())
+                remember(info);
+        }
+        const QList<core::ContextInfo> contextsBefore = m_contexts;
+        for (const core::ContextInfo &info : contextsBefore) {
+            const bool listed = std::any_of(listing->contexts.cbegin(), listing->contexts.cend(),
+                                            [&info](const core::ContextInfo &c) { return c.id == info.id; });
+            if (!listed)
+                forget(info.workspace, info.id);
+        }
+        for (const storage::WorkspaceRecord &ws : before) {
+            if (!workspace(ws.name))
+                emit workspaceRemoved(ws.name);
+        }
+    });
+}
+
+void HttpEngine::readWorkspacesAndContexts(std::function<void(Result<Listing>)> done)
+{
+    request("GET", QStringLiteral("/v1/workspaces"), nullptr, [this, done](Result<QJsonDocument> workspaces) {
+        if (!workspaces) {
+            done(workspaces.error());
+            return;
+        }
+        Listing listing;
+        for (const QJsonValue &ws : workspaces->array())
+            listing.workspaces.append(workspaceFromJson(ws.toObject()));
+        readContexts(0, std::move(listing), done);
+    });
+}
+
+void HttpEngine::readContexts(int workspaceIndex, Listing listing, std::function<void(Result<Listing>)> done)
+{
+    if (workspaceIndex >= listing.workspaces.size()) {
+        done(std::move(listing));
         return;
     }
-    const QString name = m_workspaces.at(workspaceIndex).name;
+    const QString name = listing.workspaces.at(workspaceIndex).name;
     request("GET", workspacePath(name, QStringLiteral("/contexts")), nullptr,
-            [this, workspaceIndex, done](Result<QJsonDocument> contexts) {
+            [this, workspaceIndex, listing, done](Result<QJsonDocument> contexts) mutable {
         if (!contexts) {
             done(contexts.error());
             return;
         }
         for (const QJsonValue &context : contexts->array())
-            m_contexts.append(contextFromJson(context.toObject()));
-        loadContexts(workspaceIndex + 1, done);
+            listing.contexts.append(contextFromJson(context.toObject()));
+        readContexts(workspaceIndex + 1, std::move(listing), done);
     });
 }
 

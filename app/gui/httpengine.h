@@ -36,9 +36,10 @@ struct ServerEndpoint {
 //
 // What the client knows without asking (plugins, workspaces, contexts) is what connect() read
 // and what later answers said: each change the client makes comes back with the context's new
-// state, and a context is read again when one of its runs that the client follows starts or
-// ends. Runs that other clients of the server start are not announced (the server has no
-// stream of them); they show in a context's history.
+// state, a context is read again when one of its runs that the client follows starts or ends,
+// and refresh() reads the workspaces and contexts again (what other clients created, renamed
+// or deleted). Runs that other clients of the server start are not announced (the server has
+// no stream of them); they show in a context's history.
 //
 // Ownership: replies and executions' streams are children of this object, and no reply is
 // called after it is destroyed. GUI thread only.
@@ -62,6 +63,7 @@ public:
     QString dataDir() const override { return m_dataDir; }
     QString description() const override;
     bool isAttached() const override { return true; }
+    void refresh() override;
 
     QList<core::PluginEntry> plugins() const override { return m_plugins; }
     QList<core::PluginSearchDir> pluginSearchDirs() const override { return m_searchDirs; }
@@ -111,7 +113,12 @@ private:
     void request(const QByteArray &verb, const QString &path, const QJsonObject *body, JsonReply answer);
     void requestContext(const QByteArray &verb, const QString &path, const QJsonObject *body,
                         Reply<core::ContextInfo> reply);
-    void loadContexts(int workspaceIndex, std::function<void(Result<void>)> done);
+    struct Listing {
+        QList<storage::WorkspaceRecord> workspaces;
+        QList<core::ContextInfo> contexts;
+    };
+    void readWorkspacesAndContexts(std::function<void(Result<Listing>)> done);
+    void readContexts(int workspaceIndex, Listing listing, std::function<void(Result<Listing>)> done);
     // Appends to `records` the context's runs older than `before` (empty: from the newest)
     // until there are `limit` of them or no more, then replies with them.
     void historyPage(const QString &workspace, const QString &contextId, int limit, const QString &before,
@@ -134,7 +141,8 @@ private:
     QList<core::ContextInfo> m_contexts;  // oldest first, as the server lists them
     QHash<QString, core::ExecutionPtr> m_running;  // followed and not finished, by id
     std::deque<core::ExecutionPtr> m_finished;     // the most recent finished ones
-    bool m_lost = false;  // connectionLost was said, and the server has not answered since
+    bool m_lost = false;
+    quint64 m_refreshes = 0;  // refresh() calls: only the last one's answer is taken in  // connectionLost was said, and the server has not answered since
 };
 
 } // namespace replhost::gui

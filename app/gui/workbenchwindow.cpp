@@ -1393,6 +1393,15 @@ void WorkbenchWindow::closeWithoutAsking()
     close();
 }
 
+void WorkbenchWindow::changeEvent(QEvent *event)
+{
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::ActivationChange && isActiveWindow() && m_engine.isAttached()) {
+        m_engine.refresh();
+        m_history->refresh();
+    }
+}
+
 void WorkbenchWindow::closeEvent(QCloseEvent *event)
 {
     if (m_options.confirmCloseWhileRunning && !m_closeUnasked) {

@@ -124,6 +124,9 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    // Coming back to the window reads an attached engine's contexts and the history again:
+    // what other clients of the server did meanwhile shows then.
+    void changeEvent(QEvent *event) override;
 
 private:
     void buildWidgets();

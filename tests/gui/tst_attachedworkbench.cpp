@@ -11,6 +11,7 @@
 
 #include "core/engine.h"
 #include "gui/codeeditor.h"
+#include "gui/contexttree.h"
 #include "gui/outputview.h"
 #include "gui/workbenchengine.h"
 #include "gui/workbenchwindow.h"
@@ -103,6 +104,7 @@ private slots:
     void attachesToTheServerAndRunsThroughIt();
     void aDirectoryOfItsOwnIsOpenedInProcess();
     void aServerThatWentAwayIsSaidInTheStatusBar();
+    void comingBackToTheWindowShowsWhatOthersCreated();
     void theWorkbenchProcessAttachesAndEndsOnSigterm();
     void aHolderWithoutAnApiIsRefusedWithWhyAndSigtermEndsTheDialog();
 };
@@ -224,6 +226,36 @@ void tst_AttachedWorkbench::aServerThatWentAwayIsSaidInTheStatusBar()
     QVERIFY(QTest::qWaitFor([&] { return window.statusBar()->currentMessage().startsWith(QLatin1String("Cannot create")); },
                             kTimeout));
     QCOMPARE(lost.size(), 1);
+}
+
+void tst_AttachedWorkbench::comingBackToTheWindowShowsWhatOthersCreated()
+{
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}), qPrintable(server.error()));
+    const ApiClient api(server.port(), server.token());
+    const QString why = api.missingLanguage(QStringLiteral("python"));
+    if (!why.isEmpty())
+        QSKIP(qPrintable(why));
+    std::optional<Result<WorkbenchEngine>> opened = openFor(server.dataDir());
+    QVERIFY(opened);
+    QVERIFY2(*opened, *opened ? "" : qPrintable(opened->error().message));
+    QTemporaryDir settings;
+    WorkbenchOptions options;
+    options.settingsFile = QDir(settings.path()).filePath(QStringLiteral("workbench.ini"));
+    WorkbenchWindow window(*(*opened)->client, options);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QWidget elsewhere;  // where the user is while an agent works
+    elsewhere.show();
+    elsewhere.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&elsewhere));
+
+    const QString created = api.createContext(QStringLiteral("python"));
+    QVERIFY(!created.isEmpty());
+    QVERIFY(!window.contextTree()->contextItem(created));
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QVERIFY(QTest::qWaitFor([&] { return window.contextTree()->contextItem(created) != nullptr; }, kTimeout));
 }
 
 void tst_AttachedWorkbench::theWorkbenchProcessAttachesAndEndsOnSigterm()

@@ -2,6 +2,7 @@
 // The workbench's one engine interface, tested alike: every slot runs against the engine in this
 // process (InProcessEngine) and against a real replhost-server on 127.0.0.1 (HttpEngine over its
 // API), with the same expectations.
+#include "apiclient.h"
 #include "serverprocess.h"
 
 #include "core/engine.h"
@@ -13,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -64,6 +66,29 @@ public:
     }
 
     EngineClient &client() { return *m_client; }
+    // Creates a context as another client of the engine would (not through client()).
+    QString createElsewhere(const QString &name)
+    {
+        if (m_engine) {
+            core::CreateContextRequest request;
+            request.language = QStringLiteral("python");
+            request.name = name;
+            const auto created = m_engine->contexts().create(request);
+            return created ? created->id : QString();
+        }
+        const ApiClient api(m_server.port(), m_server.token());
+        const ApiClient::Response created = api.post(
+                QStringLiteral("/v1/contexts"), {{QStringLiteral("language"), QStringLiteral("python")},
+                                                 {QStringLiteral("name"), name}});
+        return created.object().value(QStringLiteral("id")).toString();
+    }
+    // Deletes a context as another client would.
+    bool removeElsewhere(const QString &id)
+    {
+        if (m_engine)
+            return bool(m_engine->contexts().remove(QString(), id));
+        return ApiClient(m_server.port(), m_server.token()).del(QStringLiteral("/v1/contexts/") + id).status == 204;
+    }
     bool ready() const { return m_client != nullptr; }
 
 private:
@@ -133,6 +158,8 @@ private slots:
     void renameAndRemoveAreAnnounced();
     void workspaceDirectoryHoldsTheFilesRunsWrite_data() { backends(); }
     void workspaceDirectoryHoldsTheFilesRunsWrite();
+    void refreshSeesWhatOtherClientsChanged_data() { backends(); }
+    void refreshSeesWhatOtherClientsChanged();
     void errorsAreTheEnginesWords_data() { backends(); }
     void errorsAreTheEnginesWords();
 
@@ -450,6 +477,27 @@ void tst_EngineClient::workspaceDirectoryHoldsTheFilesRunsWrite()
     QVERIFY(QFileInfo(ws->directory).isDir());
     QCOMPARE(runToEnd(id, QStringLiteral("open('written.txt', 'w').write('x')"))->status(), QStringLiteral("ok"));
     QVERIFY(QDir(ws->directory).entryList(QDir::Files).contains(QStringLiteral("written.txt")));
+}
+
+void tst_EngineClient::refreshSeesWhatOtherClientsChanged()
+{
+    EngineClient &client = m_backend->client();
+    REQUIRE_PYTHON(mine);
+    QSignalSpy added(&client, &EngineClient::contextAdded);
+    QSignalSpy removed(&client, &EngineClient::contextRemoved);
+    const QString theirs = m_backend->createElsewhere(QStringLiteral("theirs"));
+    QVERIFY(!theirs.isEmpty());
+    QVERIFY(m_backend->removeElsewhere(mine));
+    client.refresh();
+    QVERIFY(QTest::qWaitFor([&] { return client.context(QString(), theirs) && !client.context(QString(), mine); },
+                            kTimeout));
+    QCOMPARE(client.context(QString(), theirs)->name, QStringLiteral("theirs"));
+    QVERIFY(std::any_of(added.cbegin(), added.cend(), [&](const QList<QVariant> &signal) {
+        return signal.at(0).value<core::ContextInfo>().id == theirs;
+    }));
+    QVERIFY(std::any_of(removed.cbegin(), removed.cend(), [&](const QList<QVariant> &signal) {
+        return signal.at(1).toString() == mine;
+    }));
 }
 
 void tst_EngineClient::errorsAreTheEnginesWords()
