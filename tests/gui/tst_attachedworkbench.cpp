@@ -21,7 +21,6 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
-#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -51,6 +50,28 @@ std::optional<Result<WorkbenchEngine>> openFor(const QString &dataDir)
     if (!QTest::qWaitFor([opened] { return opened->has_value(); }, kTimeout))
         return std::nullopt;
     return std::move(*opened);
+}
+
+// Starts `server` and attaches to it as the workbench does. Empty: done; else what failed.
+QString startAndAttach(ServerProcess &server, WorkbenchEngine *attached)
+{
+    if (!server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}))
+        return server.error();
+    std::optional<Result<WorkbenchEngine>> opened = openFor(server.dataDir());
+    if (!opened)
+        return QStringLiteral("no answer from the server");
+    if (!*opened)
+        return opened->error().message;
+    *attached = std::move(**opened);
+    return attached->client->isAttached() ? QString() : QStringLiteral("opened in process, not attached");
+}
+
+// A window's options with its settings in `settings`.
+WorkbenchOptions optionsIn(const QTemporaryDir &settings)
+{
+    WorkbenchOptions options;
+    options.settingsFile = QDir(settings.path()).filePath(QStringLiteral("workbench.ini"));
+    return options;
 }
 
 // The workbench process under the offscreen platform, killed if a test leaves it running; what
@@ -112,24 +133,17 @@ private slots:
 void tst_AttachedWorkbench::attachesToTheServerAndRunsThroughIt()
 {
     ServerProcess server;
-    QVERIFY2(server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}), qPrintable(server.error()));
+    WorkbenchEngine attached;
+    const QString problem = startAndAttach(server, &attached);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QVERIFY(!attached.engine);
     const ApiClient api(server.port(), server.token());
     const QString why = api.missingLanguage(QStringLiteral("python"));
     if (!why.isEmpty())
         QSKIP(qPrintable(why));
 
-    std::optional<Result<WorkbenchEngine>> opened = openFor(server.dataDir());
-    QVERIFY(opened);
-    QVERIFY2(*opened, *opened ? "" : qPrintable(opened->error().message));
-    WorkbenchEngine attached = std::move(**opened);
-    QVERIFY(!attached.engine);
-    QVERIFY(attached.client->isAttached());
-
     QTemporaryDir settings;
-    WorkbenchOptions options;
-    options.settingsFile = QDir(settings.path()).filePath(QStringLiteral("workbench.ini"));
-    auto window = std::make_unique<WorkbenchWindow>(*attached.client, options);
-    auto closer = qScopeGuard([&window] { window.reset(); });
+    auto window = std::make_unique<WorkbenchWindow>(*attached.client, optionsIn(settings));
     window->resize(1400, 900);
     window->show();
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
@@ -191,24 +205,19 @@ void tst_AttachedWorkbench::aDirectoryOfItsOwnIsOpenedInProcess()
     QVERIFY((*opened)->engine);
     QVERIFY(!(*opened)->client->isAttached());
     QCOMPARE((*opened)->client->localEngine(), (*opened)->engine.get());
-    WorkbenchOptions options;
-    options.settingsFile = QDir(dataDir.path()).filePath(QStringLiteral("workbench.ini"));
-    WorkbenchWindow window(*(*opened)->client, options);
+    WorkbenchWindow window(*(*opened)->client, optionsIn(dataDir));
     QCOMPARE(window.windowTitle(), QStringLiteral("replhost — %1").arg((*opened)->engine->dataDir()));
 }
 
 void tst_AttachedWorkbench::aServerThatWentAwayIsSaidInTheStatusBar()
 {
     ServerProcess server;
-    QVERIFY2(server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}), qPrintable(server.error()));
-    std::optional<Result<WorkbenchEngine>> opened = openFor(server.dataDir());
-    QVERIFY(opened);
-    QVERIFY2(*opened, *opened ? "" : qPrintable(opened->error().message));
+    WorkbenchEngine attached;
+    const QString problem = startAndAttach(server, &attached);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
     QTemporaryDir settings;
-    WorkbenchOptions options;
-    options.settingsFile = QDir(settings.path()).filePath(QStringLiteral("workbench.ini"));
-    WorkbenchWindow window(*(*opened)->client, options);
-    QSignalSpy lost((*opened)->client.get(), &EngineClient::connectionLost);
+    WorkbenchWindow window(*attached.client, optionsIn(settings));
+    QSignalSpy lost(attached.client.get(), &EngineClient::connectionLost);
 
     const qint64 pid = server.pid();
     QCOMPARE(server.stop(), 0);
@@ -231,18 +240,15 @@ void tst_AttachedWorkbench::aServerThatWentAwayIsSaidInTheStatusBar()
 void tst_AttachedWorkbench::comingBackToTheWindowShowsWhatOthersCreated()
 {
     ServerProcess server;
-    QVERIFY2(server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}), qPrintable(server.error()));
+    WorkbenchEngine attached;
+    const QString problem = startAndAttach(server, &attached);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
     const ApiClient api(server.port(), server.token());
     const QString why = api.missingLanguage(QStringLiteral("python"));
     if (!why.isEmpty())
         QSKIP(qPrintable(why));
-    std::optional<Result<WorkbenchEngine>> opened = openFor(server.dataDir());
-    QVERIFY(opened);
-    QVERIFY2(*opened, *opened ? "" : qPrintable(opened->error().message));
     QTemporaryDir settings;
-    WorkbenchOptions options;
-    options.settingsFile = QDir(settings.path()).filePath(QStringLiteral("workbench.ini"));
-    WorkbenchWindow window(*(*opened)->client, options);
+    WorkbenchWindow window(*attached.client, optionsIn(settings));
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QWidget elsewhere;  // where the user is while an agent works
