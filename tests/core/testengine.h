@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An Engine on a temporary data directory with the build tree's plugins, for the engine suites:
-// made in init(), reopened with another config when a test needs one, gone in cleanup().
+// made in init(), reopened with another config when a test needs one, gone in cleanup(); and
+// the ways of those suites to make a context and run code in it.
 
 #include "core/engine.h"
+#include "executionevents.h"
 
 #include <QTemporaryDir>
 #include <QtGlobal>
@@ -56,6 +58,43 @@ public:
     }
 
     Engine *operator->() const { return m_engine.get(); }
+    ContextManager &contexts() const { return m_engine->contexts(); }
+
+    // A new context as `request` asks; empty, and a warning naming why, when it is refused.
+    QString createContext(const CreateContextRequest &request) const
+    {
+        auto created = contexts().create(request);
+        if (!created) {
+            qWarning("cannot create a %s context: %s: %s", qPrintable(request.language),
+                     qPrintable(created.error().code), qPrintable(created.error().message));
+            return {};
+        }
+        return created->id;
+    }
+
+    // What the engine says of a context; an empty ContextInfo when it knows none by that id.
+    ContextInfo info(const QString &contextId, const QString &workspace = {}) const
+    {
+        auto found = contexts().get(workspace, contextId);
+        return found ? *found : ContextInfo{};
+    }
+
+    // Submits `code` to the context (the rest of the run as `request` says) without waiting;
+    // null, and a warning naming why, when it is refused.
+    ExecutionPtr start(const QString &contextId, const QString &code, RunRequest request = {}) const
+    {
+        request.contextId = contextId;
+        request.code = code;
+        return startRun(contexts(), request);
+    }
+
+    // The same, once it has ended; null, and a warning with its events, when it has not ended
+    // within `timeoutMs`.
+    ExecutionPtr run(const QString &contextId, const QString &code, int timeoutMs,
+                     RunRequest request = {}) const
+    {
+        return waitForEnd(start(contextId, code, std::move(request)), timeoutMs);
+    }
     QString dataDir() const { return m_dataDir->path(); }
 
 private:

@@ -124,35 +124,23 @@ private:
         CreateContextRequest request;
         request.language = language;
         request.cwd = cwd;
-        auto created = contexts().create(request);
-        if (!created) {
-            qWarning("cannot create a %s context: %s: %s", qPrintable(language),
-                     qPrintable(created.error().code), qPrintable(created.error().message));
-            return {};
-        }
-        return created->id;
+        return m_engine.createContext(request);
     }
 
-    ContextInfo info(const QString &contextId)
-    {
-        auto found = contexts().get({}, contextId);
-        return found ? *found : ContextInfo{};
-    }
+    ContextInfo info(const QString &contextId) { return m_engine.info(contextId); }
 
     // Submits a run without waiting for it; null (and a warning) when it is refused.
     ExecutionPtr start(const RunRequest &request) { return startRun(contexts(), request); }
 
     ExecutionPtr start(const QString &contextId, const QString &code, RunRequest request = {})
     {
-        request.contextId = contextId;
-        request.code = code;
-        return start(request);
+        return m_engine.start(contextId, code, std::move(request));
     }
 
     // Submits a run and waits for its Done event; null (and a warning) when it never ends.
     ExecutionPtr run(const QString &contextId, const QString &code, RunRequest request = {})
     {
-        return waitForEnd(start(contextId, code, std::move(request)), kRunTimeout);
+        return m_engine.run(contextId, code, kRunTimeout, std::move(request));
     }
 
     ExecutionPtr runInLanguage(const QString &language, const QString &code)

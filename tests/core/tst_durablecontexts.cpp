@@ -87,33 +87,17 @@ private:
         CreateContextRequest request;
         request.language = language;
         request.restore = restore;
-        auto created = contexts().create(request);
-        if (!created) {
-            qWarning("cannot create a %s context: %s", qPrintable(language),
-                     qPrintable(created.error().message));
-            return {};
-        }
-        return created->id;
+        return m_engine.createContext(request);
     }
 
-    ContextInfo info(const QString &id)
-    {
-        auto found = contexts().get({}, id);
-        return found ? *found : ContextInfo{};
-    }
+    ContextInfo info(const QString &id) { return m_engine.info(id); }
 
-    ExecutionPtr start(const QString &contextId, const QString &code)
-    {
-        RunRequest request;
-        request.contextId = contextId;
-        request.code = code;
-        return startRun(contexts(), request);
-    }
+    ExecutionPtr start(const QString &contextId, const QString &code) { return m_engine.start(contextId, code); }
 
     // Runs and waits for the end; null (and a warning) when it never ends.
     ExecutionPtr run(const QString &contextId, const QString &code)
     {
-        return waitForEnd(start(contextId, code), kRunTimeout);
+        return m_engine.run(contextId, code, kRunTimeout);
     }
 
     // Runs and requires status "ok".

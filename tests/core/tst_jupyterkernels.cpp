@@ -50,33 +50,20 @@ private:
         CreateContextRequest request;
         request.language = language;
         request.env = env;
-        auto created = contexts().create(request);
-        if (!created) {
-            qWarning("cannot create a %s context: %s", qPrintable(language),
-                     qPrintable(created.error().message));
-            return {};
-        }
-        return created->id;
+        return m_engine.createContext(request);
     }
 
-    ExecutionPtr start(const QString &contextId, const QString &code)
+    ExecutionPtr start(const QString &contextId, const QString &code, RunRequest request = {})
     {
-        RunRequest request;
-        request.contextId = contextId;
-        request.code = code;
-        return startRun(contexts(), request);
+        return m_engine.start(contextId, code, std::move(request));
     }
 
-    ExecutionPtr run(const QString &contextId, const QString &code)
+    ExecutionPtr run(const QString &contextId, const QString &code, RunRequest request = {})
     {
-        return waitForEnd(start(contextId, code), kRunTimeout);
+        return m_engine.run(contextId, code, kRunTimeout, std::move(request));
     }
 
-    qint64 pidOf(const QString &contextId)
-    {
-        auto found = contexts().get({}, contextId);
-        return found ? found->pid : 0;
-    }
+    qint64 pidOf(const QString &contextId) { return m_engine.info(contextId).pid; }
 
 private slots:
     void init()
@@ -220,10 +207,8 @@ private slots:
         QVERIFY(run(context, QStringLiteral("set 41")));
         const qint64 pid = pidOf(context);
         RunRequest mute;
-        mute.contextId = context;
-        mute.code = QStringLiteral("mute-heartbeat");
         mute.replay = false;  // the kernel that replaces it answers
-        const ExecutionPtr muted = waitForEnd(startRun(contexts(), mute), kRunTimeout);
+        const ExecutionPtr muted = run(context, QStringLiteral("mute-heartbeat"), mute);
         QVERIFY(muted);
         VERIFY_EXEC(muted->status() == "ok", muted);
         // Ten beats of 100 ms unanswered while idle: the kernel is taken for gone, and the

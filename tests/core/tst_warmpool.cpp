@@ -110,13 +110,7 @@ private:
         request.language = language;
         request.workspace = workspace;
         request.cwd = cwd;
-        auto created = contexts().create(request);
-        if (!created) {
-            qWarning("cannot create a %s context: %s", qPrintable(language),
-                     qPrintable(created.error().message));
-            return {};
-        }
-        return created->id;
+        return m_engine.createContext(request);
     }
 
     // A context of the default workspace that has run `define` successfully; empty (and a
@@ -132,20 +126,14 @@ private:
         return context;
     }
 
-    ContextInfo info(const QString &id, const QString &workspace = {})
-    {
-        auto found = contexts().get(workspace, id);
-        return found ? *found : ContextInfo{};
-    }
+    ContextInfo info(const QString &id, const QString &workspace = {}) { return m_engine.info(id, workspace); }
 
     // Runs and waits for the end; null (and a warning) when it never ends.
     ExecutionPtr run(const QString &contextId, const QString &code, const QString &workspace = {})
     {
         RunRequest request;
         request.workspace = workspace;
-        request.contextId = contextId;
-        request.code = code;
-        return waitForEnd(startRun(contexts(), request), kStartTimeout);
+        return m_engine.run(contextId, code, kStartTimeout, request);
     }
 
     // What a Java context's run of System.getProperty("replhost.warm_up") shows: the quoted
