@@ -8,6 +8,8 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <vector>
 
@@ -19,8 +21,16 @@ KernelChannels::KernelChannels(const WireCodec &codec, const std::array<QString,
 {
 }
 
+namespace {
+
+const char kStdinMonitor[] = "inproc://stdin-monitor";
+
+} // namespace
+
 KernelChannels::~KernelChannels()
 {
+    delete m_stdinMonitorNotifier;
+    m_stdinMonitor.reset();
     for (QSocketNotifier *notifier : m_notifiers)
         delete notifier;
     for (auto &socket : m_sockets)
@@ -49,6 +59,17 @@ bool KernelChannels::open(QString *error)
                 socket->set(zmq::sockopt::req_relaxed, 1);
                 socket->set(zmq::sockopt::req_correlate, 1);
             }
+            if (c == Stdin) {
+                if (zmq_socket_monitor(socket->handle(), kStdinMonitor, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0)
+                    throw zmq::error_t();
+                m_stdinMonitor = std::make_unique<zmq::socket_t>(*m_context, zmq::socket_type::pair);
+                m_stdinMonitor->set(zmq::sockopt::linger, 0);
+                m_stdinMonitor->connect(kStdinMonitor);
+                m_stdinMonitorNotifier = new QSocketNotifier(
+                    qintptr(m_stdinMonitor->get(zmq::sockopt::fd)), QSocketNotifier::Read);
+                connect(m_stdinMonitorNotifier, &QSocketNotifier::activated, this,
+                        &KernelChannels::drainStdinMonitor);
+            }
             socket->connect(m_addresses[c].toStdString());
             auto *notifier = new QSocketNotifier(qintptr(socket->get(zmq::sockopt::fd)),
                                                  QSocketNotifier::Read);
@@ -62,6 +83,7 @@ bool KernelChannels::open(QString *error)
             *error = QString::fromUtf8(e.what());
         return false;
     }
+    QTimer::singleShot(0, this, &KernelChannels::drainStdinMonitor);
     return true;
 }
 
@@ -94,6 +116,31 @@ void KernelChannels::ping()
         return;
     }
     QTimer::singleShot(0, this, [this] { drain(Heartbeat); });
+}
+
+void KernelChannels::drainStdinMonitor()
+{
+    if (!m_stdinMonitor)
+        return;
+    bool connected = false;
+    try {
+        while (m_stdinMonitor->get(zmq::sockopt::events) & ZMQ_POLLIN) {
+            // Two frames: the event (16 bits) and its value (32 bits), then the endpoint.
+            std::vector<zmq::message_t> frames;
+            if (!zmq::recv_multipart(*m_stdinMonitor, std::back_inserter(frames),
+                                     zmq::recv_flags::dontwait))
+                break;
+            std::uint16_t event = 0;
+            if (!frames.empty() && frames.front().size() >= sizeof event)
+                std::memcpy(&event, frames.front().data(), sizeof event);
+            connected = connected || event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+        }
+    } catch (const zmq::error_t &) {
+    }
+    if (connected && !m_stdinConnected) {
+        m_stdinConnected = true;
+        emit stdinConnected();
+    }
 }
 
 void KernelChannels::drainAll()

@@ -26,6 +26,10 @@ namespace replhost::jupyter {
 // ZeroMQ signals readiness through one descriptor per socket, edge-triggered: every socket is
 // drained whenever its descriptor fires and after every send, so nothing waits unseen.
 //
+// A kernel's stdin socket is a ROUTER that drops what it sends to a peer it does not know yet,
+// and nothing is ever sent on stdin before the kernel's first input_request: so the stdin socket
+// is watched (a ZeroMQ monitor) until its handshake with the kernel is done, stdinConnected().
+//
 // Threading: lives in the thread that created it; all calls and signals there. ZeroMQ errors
 // never escape: they become rejected() or a false return.
 class KernelChannels : public QObject {
@@ -50,6 +54,9 @@ public:
     // Reads whatever waits on every socket now.
     void drainAll();
 
+    // The stdin socket has completed its handshake with the kernel: an input_request can reach it.
+    bool isStdinConnected() const { return m_stdinConnected; }
+
     const WireCodec &codec() const { return m_codec; }
 
 signals:
@@ -57,15 +64,20 @@ signals:
                   const replhost::jupyter::WireMessage &message);
     void rejected(replhost::jupyter::KernelChannels::Channel channel, const QString &reason);
     void heartbeat();
+    void stdinConnected();
 
 private:
     void drain(Channel channel);
+    void drainStdinMonitor();
 
     WireCodec m_codec;
     std::array<QString, 5> m_addresses;
     std::unique_ptr<zmq::context_t> m_context;
     std::array<std::unique_ptr<zmq::socket_t>, 5> m_sockets;
     std::array<QSocketNotifier *, 5> m_notifiers{};
+    std::unique_ptr<zmq::socket_t> m_stdinMonitor;
+    QSocketNotifier *m_stdinMonitorNotifier = nullptr;
+    bool m_stdinConnected = false;
 };
 
 } // namespace replhost::jupyter

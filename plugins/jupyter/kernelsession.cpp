@@ -24,6 +24,15 @@ using sdk::Event;
 
 namespace {
 
+// What a frontend answers for the end of input (jupyter_console sends it for Ctrl-D; ipykernel
+// raises EOFError on it).
+const QString kEndOfInput = QStringLiteral("\x04");
+
+// How long a kernel that has answered waits for its stdin socket to connect before it is taken as
+// ready anyway (a kernel may have no stdin socket): the socket connects within ZeroMQ's reconnect
+// interval (100 ms) of the kernel's bind.
+constexpr int kStdinWaitMs = 2000;
+
 int setting(const QJsonObject &settings, const char *key, int fallback, int minimum)
 {
     const QJsonValue value = settings.value(QLatin1String(key));
@@ -97,6 +106,12 @@ KernelSession::KernelSession(QString languageId, KernelSpec spec, QString progra
     m_interruptRepeatTimer.setInterval(m_timings.interruptRepeatMs);
     connect(&m_interruptRepeatTimer, &QTimer::timeout, this, &KernelSession::sendInterrupt);
     m_shutdownTimer.setInterval(m_timings.shutdownGraceMs);
+    m_stdinWaitTimer.setSingleShot(true);
+    m_stdinWaitTimer.setInterval(kStdinWaitMs);
+    connect(&m_stdinWaitTimer, &QTimer::timeout, this, [this] {
+        m_stdinWaitOver = true;
+        readyIfUp();
+    });
     connect(&m_startTimer, &QTimer::timeout, this, [this] {
         lose(QStringLiteral("the kernel did not answer within %1 ms of its start")
                  .arg(m_timings.startTimeoutMs),
@@ -158,6 +173,7 @@ bool KernelSession::launch(QString *error)
 {
     m_kernelInfoReplied = false;
     m_ioPubSeen = false;
+    m_up = false;
     m_hasRun = false;
     m_missedBeats = 0;
     m_beatAnswered = true;
@@ -220,6 +236,8 @@ bool KernelSession::launch(QString *error)
     }
     connect(channels, &KernelChannels::received, this, &KernelSession::onReceived);
     connect(channels, &KernelChannels::heartbeat, this, [this] { m_beatAnswered = true; });
+    connect(channels, &KernelChannels::stdinConnected, this, &KernelSession::readyIfUp);
+    m_stdinWaitOver = false;
     connect(channels, &KernelChannels::rejected, this,
             [this](KernelChannels::Channel, const QString &reason) {
                 // Dropped, as the protocol requires; said where it can be seen.
@@ -292,6 +310,7 @@ void KernelSession::stopKernel()
     m_interruptKillTimer.stop();
     m_interruptRepeatTimer.stop();
     m_shutdownTimer.stop();
+    m_stdinWaitTimer.stop();
     if (m_channels) {
         m_channels->disconnect(this);
         m_channels->deleteLater();
@@ -326,6 +345,11 @@ void KernelSession::onReceived(KernelChannels::Channel channel, const WireMessag
         onIoPub(message);
         return;
     }
+    if (channel == KernelChannels::Stdin) {
+        if (message.type() == QLatin1String("input_request"))
+            onInputRequest(message);
+        return;
+    }
     if (channel != KernelChannels::Shell)
         return;
     const QString type = message.type();
@@ -334,8 +358,7 @@ void KernelSession::onReceived(KernelChannels::Channel channel, const WireMessag
         m_info.languageVersion = language.value(QLatin1String("version")).toString();
         m_info.implementation = message.content.value(QLatin1String("implementation")).toString();
         m_kernelInfoReplied = true;
-        if (m_ioPubSeen)
-            onKernelReady();
+        readyIfUp();
     } else if (type == QLatin1String("execute_reply")) {
         if (m_run && message.parentId() == m_run->messageId) {
             m_run->replied = true;
@@ -364,8 +387,7 @@ void KernelSession::onIoPub(const WireMessage &message)
 {
     if (!m_ioPubSeen) {
         m_ioPubSeen = true;
-        if (m_kernelInfoReplied)
-            onKernelReady();
+        readyIfUp();
     }
     const QString type = message.type();
     const bool ofRun = m_run && !m_run->messageId.isEmpty()
@@ -404,6 +426,50 @@ void KernelSession::onIoPub(const WireMessage &message)
         emit event(Event::error(id, c.value(QLatin1String("ename")).toString(),
                                 c.value(QLatin1String("evalue")).toString(), traceback));
     }
+}
+
+void KernelSession::onInputRequest(const WireMessage &message)
+{
+    const bool ofRun = m_run && !m_run->messageId.isEmpty()
+                       && message.parentId() == m_run->messageId;
+    if (!ofRun || !m_run->allowInput || m_run->interruptRequested) {
+        // Nobody can answer (or the run is being interrupted): the end of input, at once.
+        sendInputReply(message.header, kEndOfInput);
+        return;
+    }
+    m_run->inputRequest = message.header;
+    emit event(Event::inputRequest(m_run->id, message.content.value(QLatin1String("prompt")).toString(),
+                                   message.content.value(QLatin1String("password")).toBool()));
+}
+
+void KernelSession::sendInputReply(const QJsonObject &requestHeader, const QString &value)
+{
+    if (m_channels)
+        m_channels->send(KernelChannels::Stdin,
+                         m_channels->codec().make(QStringLiteral("input_reply"),
+                                                  {{QStringLiteral("value"), value}}, requestHeader));
+}
+
+bool KernelSession::answerInput(const QString &executionId, const QString &value, bool eof)
+{
+    if (!m_run || m_run->id != executionId || m_run->inputRequest.isEmpty() || !m_channels)
+        return false;
+    sendInputReply(std::exchange(m_run->inputRequest, {}), eof ? kEndOfInput : value);
+    return true;
+}
+
+void KernelSession::readyIfUp()
+{
+    if (m_up || !m_kernelInfoReplied || !m_ioPubSeen || !m_channels)
+        return;
+    if (!m_channels->isStdinConnected() && !m_stdinWaitOver) {
+        if (!m_stdinWaitTimer.isActive())
+            m_stdinWaitTimer.start();
+        return;
+    }
+    m_up = true;
+    m_stdinWaitTimer.stop();
+    onKernelReady();
 }
 
 void KernelSession::onKernelReady()
@@ -449,6 +515,7 @@ void KernelSession::execute(const sdk::ExecuteRequest &request)
     run.id = request.id;
     run.code = request.code;
     run.executionCount = request.executionCount;
+    run.allowInput = request.allowInput;
     run.clock.start();
     m_run = run;
     setState(State::Busy);
@@ -515,7 +582,7 @@ void KernelSession::sendExecute()
          {QStringLiteral("silent"), false},
          {QStringLiteral("store_history"), true},
          {QStringLiteral("user_expressions"), QJsonObject()},
-         {QStringLiteral("allow_stdin"), false},
+         {QStringLiteral("allow_stdin"), m_run->allowInput},
          {QStringLiteral("stop_on_error"), true}});
     m_run->messageId = request.id();
     m_hasRun = true;
@@ -581,6 +648,8 @@ void KernelSession::interrupt(const QString &executionId)
     if (!m_run || m_run->id != executionId)
         return;
     m_run->interruptRequested = true;
+    // The interrupt ends a wait for input in the kernel; an answer after it is refused.
+    m_run->inputRequest = {};
     if (m_state == State::Starting || m_run->messageId.isEmpty())
         return;  // the run has not reached the kernel: it ends once the kernel is up
     setState(State::Interrupting);

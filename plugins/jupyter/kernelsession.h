@@ -40,7 +40,8 @@ struct KernelTimings {
 // names ipc endpoints in the same directory, or loopback tcp ports with "transport": "tcp".
 // It is ready when its kernel_info_reply and a first iopub message have arrived: kernel_info
 // requests are repeated until iopub delivers, so no output of the first run is lost to the
-// "slow joiner" subscription. A run is done when both its execute_reply and the iopub "idle"
+// "slow joiner" subscription; and when the stdin socket is connected (or 2 s later, for a kernel
+// without one), since a kernel's input_request to a peer it does not know yet is lost. A run is done when both its execute_reply and the iopub "idle"
 // for it have arrived, in either order.
 //
 // The context's environment and directory reach a kernel only when it starts: a run that brings
@@ -50,7 +51,15 @@ struct KernelTimings {
 // with an error "WorkerDied" and state_lost, and the session is Dead (the host starts a new
 // one). Interrupt follows the spec's interrupt_mode: SIGINT to the kernel's process group, or an
 // interrupt_request on the control channel; a run that goes on interruptKillMs later is ended by
-// killing the kernel (state_lost).
+// killing the kernel (state_lost). A shutdown is a shutdown_request on the control channel, then
+// SIGTERM to the kernel's group shutdownGraceMs later, then SIGKILL after another grace.
+//
+// Input (SDK 1.3): a run whose client can answer (ExecuteRequest::allowInput) is sent with
+// allow_stdin, and the kernel's input_request on the stdin channel becomes an InputRequest
+// event; answerInput() sends the input_reply, the end of input being "\x04" (jupyter_console's
+// word for it, which ipykernel turns into EOFError). A kernel that asks although the run takes no
+// input (IRkernel's readline() always asks) is answered with the end of input at once, so nothing
+// waits for an answer that cannot come. An interrupt ends the wait as it ends the run.
 //
 // Threading: as every Session.
 class KernelSession : public sdk::Session {
@@ -72,6 +81,11 @@ public:
     // (the host calls it by name before it deletes a session with a run going).
     Q_INVOKABLE void takeInWrittenOutput();
 
+    // Answers the input_request of the running execution `executionId` (by name, as the host
+    // calls WorkerProcess::answerInput): `value` is the line, or with `eof` the end of input.
+    // False, and nothing sent, when that execution is not waiting for input.
+    Q_INVOKABLE bool answerInput(const QString &executionId, const QString &value, bool eof);
+
 private:
     struct Run {
         QString id;
@@ -83,6 +97,8 @@ private:
         QString replyStatus;
         bool interruptRequested = false;
         bool restarted = false;  // the kernel was restarted for this run's environment
+        bool allowInput = false;       // its client can answer input requests
+        QJsonObject inputRequest;      // header of the unanswered input_request; empty if none
         QElapsedTimer clock;
     };
 
@@ -91,7 +107,10 @@ private:
     void setState(State state);
     void onReceived(KernelChannels::Channel channel, const WireMessage &message);
     void onIoPub(const WireMessage &message);
+    void onInputRequest(const WireMessage &message);
+    void sendInputReply(const QJsonObject &requestHeader, const QString &value);
     void onKernelReady();
+    void readyIfUp();
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
     void onHeartbeatTick();
     void onProcessOutput(QProcess::ProcessChannel channel);
@@ -125,6 +144,8 @@ private:
     bool m_ready = false;           // ready() was emitted
     bool m_kernelInfoReplied = false;
     bool m_ioPubSeen = false;
+    bool m_up = false;              // this kernel was found ready (once per launch)
+    bool m_stdinWaitOver = false;   // m_stdinWaitTimer ran out before the stdin socket connected
     bool m_hasRun = false;          // the kernel has run code since it started
     bool m_shuttingDown = false;
     QString m_kernelInfoId;
@@ -138,6 +159,7 @@ private:
     QTimer m_interruptKillTimer;
     QTimer m_interruptRepeatTimer;
     QTimer m_shutdownTimer;
+    QTimer m_stdinWaitTimer;        // the longest wait for the stdin socket
     int m_missedBeats = 0;
     bool m_beatAnswered = true;
 };

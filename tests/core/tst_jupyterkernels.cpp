@@ -8,8 +8,14 @@
 #include "testengine.h"
 
 #include <QDir>
+#include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <cerrno>
+#include <csignal>
 
 using namespace replhost;
 using namespace replhost::core;
@@ -27,6 +33,7 @@ class JupyterKernelsTest : public QObject {
     Q_OBJECT
 
 private:
+    QTemporaryDir m_cacheHome;
     TestEngine m_engine;
 
     EngineConfig config() const
@@ -63,9 +70,32 @@ private:
         return m_engine.run(contextId, code, kRunTimeout, std::move(request));
     }
 
+    // A run whose client can answer its questions.
+    ExecutionPtr startAnswerable(const QString &contextId, const QString &code)
+    {
+        RunRequest request;
+        request.input = true;
+        return start(contextId, code, request);
+    }
+
     qint64 pidOf(const QString &contextId) { return m_engine.info(contextId).pid; }
 
+    // The run comes to wait for input, rather than end without asking.
+    static bool comesToAsk(const ExecutionPtr &execution)
+    {
+        return QTest::qWaitFor([&] { return execution->isWaitingForInput() || execution->isFinished(); },
+                               kRunTimeout)
+               && execution->isWaitingForInput();
+    }
+
 private slots:
+    void initTestCase()
+    {
+        // The probe's cache goes to a directory of the suite's own, not the user's.
+        QVERIFY(m_cacheHome.isValid());
+        qputenv("XDG_CACHE_HOME", m_cacheHome.path().toLocal8Bit());
+    }
+
     void init()
     {
         QVERIFY(m_engine.makeDataDir());
@@ -355,6 +385,117 @@ private slots:
             displays.first().fields.value(QLatin1String("data")).toObject()
                 .value(QLatin1String("image/png")).toString().toLatin1());
         QVERIFY(png.startsWith("\x89PNG\r\n\x1a\n"));
+    }
+
+    void inputIsAskedOnTheStdinChannelAndAnswered_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("prompt");
+        QTest::addColumn<QString>("answer");  // a null string: the end of input
+        QTest::addColumn<bool>("password");
+        QTest::addColumn<QString>("result");
+        QTest::newRow("a line") << "input Name?" << "Name?" << "Ada" << false << "got Ada";
+        QTest::newRow("the end of input") << "input Name?" << "Name?" << QString() << false << "end of input";
+        QTest::newRow("a password") << "password Secret?" << "Secret?" << "s3cret" << true << "got s3cret";
+    }
+
+    void inputIsAskedOnTheStdinChannelAndAnswered()
+    {
+        QFETCH(QString, code);
+        QFETCH(QString, prompt);
+        QFETCH(QString, answer);
+        QFETCH(bool, password);
+        QFETCH(QString, result);
+        const QString context = createContext(kFixture);
+        const ExecutionPtr execution = startAnswerable(context, code);
+        QVERIFY(execution);
+        VERIFY_EXEC(comesToAsk(execution), execution);
+        const QJsonObject asked = eventFields(execution, QStringLiteral("input_request"));
+        QCOMPARE(asked.value(QLatin1String("prompt")).toString(), prompt);
+        QCOMPARE(asked.value(QLatin1String("password")).toBool(), password);
+        QVERIFY(contexts().answerInput(execution->id(), answer, answer.isNull()).ok());
+        // Answered once: a second answer finds nothing waiting.
+        QVERIFY(!contexts().answerInput(execution->id(), answer, answer.isNull()).ok());
+        QVERIFY(waitForEnd(execution, kRunTimeout));
+        VERIFY_EXEC(execution->status() == "ok", execution);
+        QCOMPARE(resultText(execution), result);
+    }
+
+    // IRkernel's readline() asks even when the request does not allow stdin; nobody could answer,
+    // so the end of input is the answer, at once, and the run never waits.
+    void runWithoutInputIsNeverAsked_data()
+    {
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("result");
+        QTest::newRow("a kernel that honours allow_stdin") << "input Name?" << "no stdin";
+        QTest::newRow("a kernel that asks anyway") << "readline Name?" << "end of input";
+    }
+
+    void runWithoutInputIsNeverAsked()
+    {
+        QFETCH(QString, code);
+        QFETCH(QString, result);
+        const QString context = createContext(kFixture);
+        const ExecutionPtr execution = run(context, code);
+        QVERIFY(execution);
+        VERIFY_EXEC(execution->status() == "ok", execution);
+        QCOMPARE(resultText(execution), result);
+        VERIFY_EXEC(!hasEvent(execution, "input_request"), execution);
+    }
+
+    void interruptEndsTheWaitForInputAndKeepsState()
+    {
+        const QString context = createContext(kFixture);
+        QVERIFY(run(context, QStringLiteral("set 41")));
+        const qint64 pid = pidOf(context);
+        const ExecutionPtr execution = startAnswerable(context, QStringLiteral("input Name?"));
+        QVERIFY(execution);
+        VERIFY_EXEC(comesToAsk(execution), execution);
+        QVERIFY(contexts().interruptExecution(execution->id()).ok());
+        QVERIFY(waitForEnd(execution, kRunTimeout));
+        VERIFY_EXEC(execution->status() == "interrupted", execution);
+        VERIFY_EXEC(!doneOf(execution).value(QLatin1String("state_lost")).toBool(), execution);
+        QVERIFY(!contexts().answerInput(execution->id(), QStringLiteral("late"), false).ok());
+        const ExecutionPtr after = run(context, QStringLiteral("get"));
+        QVERIFY(after);
+        QCOMPARE(resultText(after), QStringLiteral("41"));
+        QCOMPARE(pidOf(context), pid);
+    }
+
+    // The ladder: shutdown_request, SIGTERM a grace later, SIGKILL after another.
+    void kernelThatIgnoresShutdownAndSigtermIsKilled()
+    {
+        EngineConfig quick = config();
+        quick.languageSettings.insert(kFixture, QJsonObject{{QStringLiteral("shutdown_grace_ms"), 200}});
+        QVERIFY(m_engine.open(quick));
+        QTemporaryDir notes;
+        const QString ignored = notes.filePath(QStringLiteral("ignored"));
+        const QString context = createContext(kFixture);
+        const ExecutionPtr stubborn = run(context, QStringLiteral("ignore-shutdown ") + ignored);
+        QVERIFY(stubborn);
+        VERIFY_EXEC(stubborn->status() == "ok", stubborn);
+        const qint64 pid = pidOf(context);
+        QVERIFY(pid > 0);
+        QVERIFY(contexts().evict({}, context));
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(-pid_t(pid), 0) != 0 && errno == ESRCH, kRunTimeout);
+        QFile file(ignored);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        // It saw both and went only with SIGKILL, which it cannot ignore.
+        QCOMPARE(file.readAll(), QByteArray("shutdown_request\nSIGTERM\n"));
+    }
+
+    // What a probe learns is kept in $XDG_CACHE_HOME, which the suite points at a directory of
+    // its own: the user's cache is never written.
+    void probeIsCachedUnderXdgCacheHome()
+    {
+        QFile cache(QDir(qEnvironmentVariable("XDG_CACHE_HOME"))
+                        .filePath(QStringLiteral("replhost/jupyter-kernels.json")));
+        QVERIFY2(cache.open(QIODevice::ReadOnly), qPrintable(cache.fileName()));
+        const QJsonObject entries = QJsonDocument::fromJson(cache.readAll()).object();
+        const QJsonObject fixture =
+            entries.value(QDir(QStringLiteral(REPLHOST_TEST_KERNELSPEC_DIR)).filePath(QStringLiteral("fixture")))
+                .toObject();
+        QCOMPARE(fixture.value(QLatin1String("version")).toString(), QStringLiteral("1.0"));
     }
 
     void completionAsksTheKernel()

@@ -137,6 +137,10 @@ void tst_InputApi::inputIsAnsweredThroughTheApi_data()
     QTest::newRow("bash") << "bash" << "read -r -p 'Name? ' name\necho \"hello $name\"" << "Name? ";
     QTest::newRow("javascript") << "javascript" << readline.arg(QString()) << "Name? ";
     QTest::newRow("typescript") << "typescript" << readline.arg(QStringLiteral(": string")) << "Name? ";
+    // Jupyter kernels ask on their stdin channel.
+    QTest::newRow("r") << "jupyter-ir" << "name <- readline('Name? ')\ncat('hello ', name, '\\n', sep = '')" << "Name? ";
+    QTest::newRow("jupyter-python3") << "jupyter-python3"
+                                     << "name = input('Name? ')\nprint('hello', name)" << "Name? ";
 }
 
 void tst_InputApi::inputIsAnsweredThroughTheApi()
@@ -254,6 +258,10 @@ void tst_InputApi::runWithoutInputFindsTheEndOfInputAtOnce_data()
     QTest::newRow("bash") << "bash" << "read -r line\necho \"read status $?\"" << "read status 1";
     QTest::newRow("javascript") << "javascript" << readline.arg(QString()) << "eof";
     QTest::newRow("typescript") << "typescript" << readline.arg(QStringLiteral(": string")) << "eof";
+    // IRkernel's readline() asks whether the request allows stdin or not: it gets the end of
+    // input at once, "\x04" as jupyter_console answers it.
+    QTest::newRow("r") << "jupyter-ir" << "line <- readline('Name? ')\ncat(if (line == '\\004') 'eof' else 'line', '\\n')"
+                       << "eof";
 }
 
 void tst_InputApi::runWithoutInputFindsTheEndOfInputAtOnce()
@@ -298,6 +306,10 @@ void tst_InputApi::interruptEndsTheWaitAndKeepsState_data()
                                 << "console.log(kept + 1)" << "42";
     QTest::newRow("typescript") << "typescript" << "var kept: number = 41" << readline
                                 << "console.log(kept + 1)" << "42";
+    QTest::newRow("r") << "jupyter-ir" << "kept <- 41" << "answer <- readline('? ')" << "cat(kept + 1, '\\n')"
+                       << "42";
+    QTest::newRow("jupyter-python3") << "jupyter-python3" << "kept = 41" << "answer = input('? ')"
+                                     << "print(kept + 1)" << "42";
 }
 
 void tst_InputApi::interruptEndsTheWaitAndKeepsState()
