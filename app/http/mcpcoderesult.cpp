@@ -87,6 +87,8 @@ QJsonObject McpCodeResult::fromDocument(const QJsonObject &execution)
         }
     };
 
+    // A display is its image where it has one (a figure's text/plain only names it), otherwise its
+    // text: R's visible values are displays (IRkernel sends them so), and a model reads them here.
     QJsonArray displays;
     for (const QJsonValue &value : execution.value(QLatin1String("displays")).toArray()) {
         const QJsonObject bundle = value.toObject();
@@ -95,6 +97,9 @@ QJsonObject McpCodeResult::fromDocument(const QJsonObject &execution)
         if (plain.isString())
             display.insert(QStringLiteral("text"), plain);
         displays.append(display);
+        const bool image = bundle.contains(QLatin1String("image/png")) || bundle.contains(QLatin1String("image/jpeg"));
+        if (!image && !plain.toString().isEmpty())
+            content.append(text(plain.toString()));
         addImages(bundle);
     }
     structured.insert(QStringLiteral("displays"), displays);

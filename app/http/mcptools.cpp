@@ -294,7 +294,7 @@ void McpTools::addRunTools()
 {
     add({QStringLiteral("run_code"), QStringLiteral("Run code"),
          QStringLiteral("Runs code in a context and returns its stdout, stderr, the value of the last "
-                        "expression, the error with its traceback, and images (matplotlib figures, displayed "
+                        "expression, the text of displays (R's visible values among them), the error with its traceback, and images (matplotlib figures, displayed "
                         "PNG/JPEG) as image content. State persists between calls in the same context. Give "
                         "context_id to run in that context, or language to run in that language's default "
                         "context (created on first use; context_id wins when both are given). A run that "

@@ -85,6 +85,7 @@ private slots:
     void toolsCallWithoutNameIsInvalidParams();
     void toolErrorsAreResultsWithIsError();
     void runCodeKeepsStateAcrossCalls();
+    void displayWithoutAnImageIsTextContent();
     void runCodeAsksForProgressAndGetsAnEventStream();
     void longOutputIsCutWithANoteNamingTheExecution();
     void cancelledRunIsInterruptedAndKeepsState();
@@ -466,6 +467,25 @@ void tst_McpProtocol::runCodeKeepsStateAcrossCalls()
     QVERIFY(!result.value("isError").toBool());
     QCOMPARE(result.value("structuredContent").toObject().value("result").toString(), QStringLiteral("42"));
     QCOMPARE(result.value("structuredContent").toObject().value("status").toString(), QStringLiteral("ok"));
+}
+
+void tst_McpProtocol::displayWithoutAnImageIsTextContent()
+{
+    if (const QString missing = pythonMissing(); !missing.isEmpty())
+        QSKIP(qPrintable(missing));
+    const QString session = initialize();
+    const QJsonObject result =
+            post(request(3, QStringLiteral("tools/call"),
+                         {{"name", "run_code"},
+                          {"arguments", QJsonObject{{"language", "python"}, {"code", "display(6 * 7)\nprint('after')"}}}}),
+                 inSession(session)).object().value("result").toObject();
+    QVERIFY2(!result.value("isError").toBool(), json(result).constData());
+    QStringList texts;
+    for (const QJsonValue &block : result.value("content").toArray())
+        texts.append(block.toObject().value("text").toString());
+    // stdout first, then what was shown; no result.
+    QCOMPARE(texts, (QStringList{QStringLiteral("after\n"), QStringLiteral("42")}));
+    QCOMPARE(result.value("structuredContent").toObject().value("result"), QJsonValue());
 }
 
 void tst_McpProtocol::runCodeAsksForProgressAndGetsAnEventStream()

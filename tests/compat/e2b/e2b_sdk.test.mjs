@@ -226,8 +226,11 @@ test('TypeScript runs with its types stripped, in a context that keeps its bindi
 test('R runs in its Jupyter kernel under the name E2B gives it, and keeps its state', async () => {
   const execution = await sandbox.runCode('x <- 41; x + 1', { language: 'r' })
   assert.equal(execution.error, undefined)
-  // IRkernel shows R's visible values as displays: results that are not the main one.
+  // IRkernel shows R's visible values as displays: results that are not the main one, so the
+  // execution's text is empty, as with E2B's own interpreter, whose R tests read results[0].
   assert.deepEqual(execution.results.map((r) => r.text), ['[1] 42'])
+  assert.deepEqual(execution.results.map((r) => r.isMainResult), [false])
+  assert.equal(execution.text, undefined)
   const context = await sandbox.createCodeContext({ language: 'r' })
   await sandbox.runCode('y <- 1', { context })
   const next = await sandbox.runCode('cat("y is", y, "\\n"); y + 1', { context })

@@ -57,6 +57,7 @@ private slots:
     void outputArrivesInWholeLines();
     void languagesRunInTheirDefaultContext_data();
     void languagesRunInTheirDefaultContext();
+    void rValuesAreResultsButNotTheMainOne();
     void envVarsHoldForOneRunOnly();
     void javaSeesRunEnvAsSystemProperties();
     void firstRequestFindsDefaultPythonAndJavaScriptContexts();
@@ -343,7 +344,29 @@ void tst_E2bWire::languagesRunInTheirDefaultContext_data()
     QTest::newRow("go") << "go" << "go" << "fmt.Println(20 + 7)" << "27\n" << 0;
     QTest::newRow("typescript") << "typescript" << "typescript" << "const a: number = 20 + 8\nconsole.log(a)" << "28\n" << 0;
     QTest::newRow("ts") << "ts" << "typescript" << "const b: number = 20 + 9\nconsole.log(b)" << "29\n" << 0;
+    QTest::newRow("r") << "r" << "jupyter-ir" << "cat(20 + 10, '\\n', sep = '')" << "30\n" << 0;
     QTest::newRow("unknown") << "cobol" << QString() << "DISPLAY 'X'" << QString() << 400;
+}
+
+// IRkernel sends each visible value as display_data, and E2B's own server makes a display_data
+// a result with is_main_result false: so here, and the execution's text stays empty, as there.
+void tst_E2bWire::rValuesAreResultsButNotTheMainOne()
+{
+    const QString missing = ApiClient(m_server.port(), m_server.token()).missingLanguage(QStringLiteral("jupyter-ir"));
+    if (!missing.isEmpty())
+        QSKIP(qPrintable(missing));
+    const QList<QJsonObject> lines =
+            execute({{QStringLiteral("code"), QStringLiteral("x <- 41; x + 1")}, {QStringLiteral("language"), QStringLiteral("r")}});
+    QList<QJsonObject> results;
+    for (const QJsonObject &line : lines) {
+        if (line.value(QStringLiteral("type")).toString() == QLatin1String("result"))
+            results.append(line);
+    }
+    QCOMPARE(results.size(), 1);
+    QCOMPARE(results[0].value(QStringLiteral("text")).toString(), QStringLiteral("[1] 42"));
+    QCOMPARE(results[0].value(QStringLiteral("is_main_result")).toBool(true), false);
+    QCOMPARE(mainText(lines), QString());
+    QCOMPARE(lineTypes(lines).last(), QStringLiteral("end_of_execution"));
 }
 
 void tst_E2bWire::languagesRunInTheirDefaultContext()

@@ -144,12 +144,16 @@ test('R runs in its Jupyter kernel under the name r, and its plots are images', 
     return
   await client.callTool({ name: 'run_code', arguments: { language: 'r', code: 'x <- 41' } })
   // IRkernel shows R's visible values as displays, which the structured content lists with
-  // their text.
+  // their text, and whose text is in the content a model reads.
   const value = await client.callTool({ name: 'run_code', arguments: { language: 'r', code: 'x + 1' } })
   assert.equal(value.isError, false, texts(value))
   assert.deepEqual(structured(value).displays.map((d) => d.text), ['[1] 42'])
+  assert.equal(texts(value), '[1] 42')
+  assert.equal(structured(value).result, null)
   const plot = await client.callTool({ name: 'run_code', arguments: { language: 'r', code: 'plot(1:10)' } })
   assert.equal(plot.isError, false, texts(plot))
+  // A plot is its image: its text/plain ("plot without title") only names it.
+  assert.equal(texts(plot), '')
   const images = plot.content.filter((c) => c.type === 'image')
   assert.equal(images.length, 1)
   assert.equal(images[0].mimeType, 'image/png')
