@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codeeditor.h"
 
+#include "rlexer.h"
 #include "syntaxscheme.h"
 #include "themes.h"
 
@@ -51,6 +52,8 @@ QsciLexer *createLexer(const QString &hint, QObject *parent)
         return new QsciLexerJava(parent);
     if (hint == QLatin1String("cpp") || hint == QLatin1String("c") || hint == QLatin1String("go"))
         return new QsciLexerCPP(parent);
+    if (hint == QLatin1String("r"))
+        return new RLexer(parent);
     return nullptr;
 }
 

@@ -86,6 +86,20 @@ std::optional<Role> cppRole(int style)
     }
 }
 
+// RLexer's styles (rlexer.h).
+std::optional<Role> rRole(int style)
+{
+    switch (style) {
+    case 0: return Role::Text;
+    case 1: return Role::Comment;
+    case 2: return Role::Number;
+    case 3: return Role::String;
+    case 4: return Role::Keyword;
+    case 5: return Role::Function;
+    default: return std::nullopt;
+    }
+}
+
 struct Colours {
     QColor comment, docComment, keyword, string, escape, number, typeName, function, annotation, variable,
             command, regex, error;
@@ -108,8 +122,8 @@ const Colours kDark{QColor(0x8f, 0x93, 0x9a), QColor(0x7f, 0xaf, 0x86), QColor(0
 std::optional<SyntaxScheme::Role> SyntaxScheme::role(const QsciLexer &lexer, int style)
 {
     const char *name = lexer.lexer();
-    if (name == nullptr)
-        return std::nullopt;
+    if (name == nullptr)  // a lexer of the workbench's own, which Scintilla does not know
+        return std::strcmp(lexer.language(), "R") == 0 ? rRole(style) : std::nullopt;
     if (std::strcmp(name, "python") == 0)
         return pythonRole(style);
     if (std::strcmp(name, "bash") == 0)

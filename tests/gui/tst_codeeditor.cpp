@@ -33,6 +33,8 @@ private slots:
     void toggleCommentUsesTheLanguagesComment();
     void everyStyleIsReadableInEachTheme_data();
     void everyStyleIsReadableInEachTheme();
+    void rIsHighlighted_data();
+    void rIsHighlighted();
 };
 
 namespace {
@@ -250,10 +252,6 @@ void tst_CodeEditor::toggleCommentUsesTheLanguagesComment()
     QCOMPARE(editor.text(), QStringLiteral("let a = 1\n// let b = 2"));
 }
 
-QTEST_MAIN(tst_CodeEditor)
-
-#include "tst_codeeditor.moc"
-
 // Each language's lexer in each theme: every style the lexer describes has a colour chosen by the
 // workbench (none left on QScintilla's defaults, such as Bash's yellow $(...) on white) and reads
 // at 4.5:1 or more on the editor's paper.
@@ -262,7 +260,7 @@ void tst_CodeEditor::everyStyleIsReadableInEachTheme_data()
     QTest::addColumn<QString>("theme");
     QTest::addColumn<QString>("lexer");
     for (const char *theme : {"light", "dark"}) {
-        for (const char *lexer : {"python", "bash", "perl", "javascript", "java", "go"})
+        for (const char *lexer : {"python", "bash", "perl", "javascript", "java", "go", "r"})
             QTest::addRow("%s %s", theme, lexer) << QString::fromLatin1(theme) << QString::fromLatin1(lexer);
     }
 }
@@ -292,5 +290,55 @@ void tst_CodeEditor::everyStyleIsReadableInEachTheme()
                                                   .arg(lex->color(style).name(), paper.name())
                                                   .arg(ratio, 0, 'f', 2)));
     }
-    QVERIFY(described > 10);
+    QVERIFY(described >= 6);  // RLexer, the smallest, has six styles
 }
+
+// Each row: R code, a piece of it, and the role the piece is shown in (every byte of it).
+void tst_CodeEditor::rIsHighlighted_data()
+{
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("piece");
+    QTest::addColumn<int>("role");
+    using Role = SyntaxScheme::Role;
+    QTest::newRow("comment") << "x <- 1  # the answer, \"almost\"" << "# the answer, \"almost\"" << int(Role::Comment);
+    QTest::newRow("reserved word") << "f <- function(x) x" << "function" << int(Role::Keyword);
+    QTest::newRow("constant") << "y <- NA_integer_" << "NA_integer_" << int(Role::Keyword);
+    QTest::newRow("a name that starts like one") << "iffy <- 1" << "iffy" << int(Role::Text);
+    QTest::newRow("double quotes with an escape") << "s <- \"a \\\" b\"; t" << "\"a \\\" b\"" << int(Role::String);
+    QTest::newRow("single quotes") << "c('x', 'y')" << "'y'" << int(Role::String);
+    QTest::newRow("a string over lines") << "s <- 'one\ntwo # not a comment'\nz" << "two # not a comment'"
+                                         << int(Role::String);
+    QTest::newRow("after a string over lines") << "s <- 'one\ntwo'\nz # note" << "# note" << int(Role::Comment);
+    QTest::newRow("backquoted name") << "`my var` <- 'if'" << "`my var`" << int(Role::Text);
+    QTest::newRow("integer") << "n <- 42L" << "42L" << int(Role::Number);
+    QTest::newRow("exponent") << "e <- 1.5e-3" << "1.5e-3" << int(Role::Number);
+    QTest::newRow("hexadecimal") << "h <- 0xFF" << "0xFF" << int(Role::Number);
+    QTest::newRow("leading point") << "p <- .5" << ".5" << int(Role::Number);
+    QTest::newRow("a name with digits") << "x1 <- 2" << "x1" << int(Role::Text);
+    QTest::newRow("function call") << "print(mean(x))" << "mean" << int(Role::Function);
+}
+
+void tst_CodeEditor::rIsHighlighted()
+{
+    QFETCH(QString, code);
+    QFETCH(QString, piece);
+    QFETCH(int, role);
+    CodeEditor editor;
+    editor.setLexerHint(QStringLiteral("r"));
+    QVERIFY(editor.lexer());
+    editor.setText(code);
+    editor.SendScintilla(QsciScintilla::SCI_COLOURISE, 0, -1);
+    const QByteArray bytes = code.toUtf8();
+    const qsizetype at = bytes.indexOf(piece.toUtf8());
+    QVERIFY(at >= 0);
+    for (qsizetype i = at; i < at + piece.toUtf8().size(); ++i) {
+        const int style = int(editor.SendScintilla(QsciScintilla::SCI_GETSTYLEAT, static_cast<unsigned long>(i)));
+        const std::optional<SyntaxScheme::Role> shown = SyntaxScheme::role(*editor.lexer(), style);
+        QVERIFY2(shown && int(*shown) == role,
+                 qPrintable(QStringLiteral("byte %1 ('%2') has style %3").arg(i).arg(QChar(bytes.at(i))).arg(style)));
+    }
+}
+
+QTEST_MAIN(tst_CodeEditor)
+
+#include "tst_codeeditor.moc"
