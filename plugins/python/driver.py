@@ -14,6 +14,7 @@ import binascii
 import builtins
 import codecs
 import fcntl
+import io
 import json
 import keyword
 import linecache
@@ -437,8 +438,17 @@ def _ask(prompt, password):
 
 
 def _input(prompt=""):
-    if not _asks():
+    # Code that put a stream of its own in sys.stdin reads from it, as the
+    # builtin does.
+    if not _asks() or sys.stdin is not _stdin:
         return _real_input(prompt)
+    if _stdin._pending:
+        # The rest of an answer that a read of sys.stdin left: the builtin
+        # would read it too, after showing its prompt.
+        if prompt:
+            sys.stdout.write(str(prompt))
+        line = _stdin.readline()
+        return line[:-1] if line.endswith("\n") else line
     line = _ask(str(prompt), False)
     if line is None:
         raise EOFError("EOF when reading a line")
@@ -446,6 +456,117 @@ def _input(prompt=""):
 
 
 _input.__doc__ = _real_input.__doc__
+
+
+class _AskingReader(object):
+    """What sys.stdin and its buffer share: while a cell may ask, a read
+    that finds nothing left of the last answer asks for another (an
+    input_request without a prompt: the code printed its own, if any), which
+    arrives as a line with its line end; the end of input is the empty read,
+    and a later read asks again, as a terminal's does after Ctrl-D. read()
+    without a size reads up to the end of input, asking as often as it takes.
+    What a cell leaves of an answer is dropped at its end (_drop_pending).
+    Otherwise reads go to the worker's own standard input, /dev/null."""
+
+    _EMPTY = ""
+    _NL = "\n"
+
+    def _convert(self, line):
+        return line
+
+    def _answer(self):
+        line = _ask("", False)
+        if line is None:
+            return False
+        self._pending += self._convert(line + "\n")
+        return True
+
+    def _take(self, n):
+        taken, self._pending = self._pending[:n], self._pending[n:]
+        return taken
+
+    def readable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._real.fileno()
+
+    def read(self, size=-1):
+        if not _asks():
+            return self._real.read(size)
+        if size is None or size < 0:
+            while self._answer():
+                pass
+            return self._take(len(self._pending))
+        if size == 0 or (not self._pending and not self._answer()):
+            return self._EMPTY
+        return self._take(size)
+
+    def readline(self, size=-1):
+        if not _asks():
+            return self._real.readline(size)
+        if not self._pending and not self._answer():
+            return self._EMPTY
+        end = self._pending.find(self._NL) + 1 or len(self._pending)
+        if size is not None and size >= 0:
+            end = min(end, size)
+        return self._take(end)
+
+
+class _StdinBuffer(_AskingReader, io.BufferedIOBase):
+    """sys.stdin.buffer: the same answers as bytes (UTF-8), for code that
+    reads binary standard input (fileinput with mode "rb", sys.stdin.buffer)."""
+
+    _EMPTY = b""
+    _NL = b"\n"
+
+    def __init__(self, real):
+        io.BufferedIOBase.__init__(self)
+        self._real = real
+        self._pending = b""
+
+    def _convert(self, line):
+        return line.encode("utf-8", "surrogateescape")
+
+    def read1(self, size=-1):
+        return self.read(size if size is not None and size >= 0 else 1 << 16)
+
+    def detach(self):
+        raise io.UnsupportedOperation("the standard input of a cell cannot be detached")
+
+
+class _Stdin(_AskingReader, io.TextIOBase):
+    """sys.stdin of the cells: readline(), read(), readlines() and iteration
+    (fileinput included) ask the host like input() does."""
+
+    def __init__(self, real):
+        io.TextIOBase.__init__(self)
+        self._real = real
+        self._pending = ""
+        self.buffer = _StdinBuffer(getattr(real, "buffer", real))
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "strict"
+
+    def detach(self):
+        raise io.UnsupportedOperation("the standard input of a cell cannot be detached")
+
+
+_stdin = None
+
+
+def _drop_pending():
+    if _stdin is not None:
+        _stdin._pending = ""
+        _stdin.buffer._pending = b""
 
 
 def _patch_getpass(module):
@@ -1659,6 +1780,7 @@ def _execute(req):
         duration = (_perf() - t0) * 1000.0
         if saved:
             _restore_env(saved)
+        _drop_pending()
         _emit_done(rid, status, count, duration)
         _current_id = None
         _input_allowed = False
@@ -2160,7 +2282,7 @@ def _read_helper_paths(argv):
 
 
 def _setup_namespace():
-    global _ns
+    global _ns, _stdin
     # A fresh module as __main__: pickling and multiprocessing resolve
     # user classes through sys.modules["__main__"], and the driver's own
     # globals stay out of the user's sight.
@@ -2170,6 +2292,8 @@ def _setup_namespace():
     _ns = main.__dict__
     builtins.display = display
     builtins.input = _input
+    _stdin = _Stdin(sys.stdin if sys.stdin is not None else open(os.devnull))
+    sys.stdin = _stdin
     if "getpass" in sys.modules:
         _patch_getpass(sys.modules["getpass"])
     builtins.__replhost__ = _IPythonSyntax()

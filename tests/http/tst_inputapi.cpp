@@ -28,6 +28,8 @@ private slots:
     void inputIsAnsweredThroughTheApi_data();
     void inputIsAnsweredThroughTheApi();
     void endOfInputCanBeTheAnswer();
+    void pythonStandardInputAsks_data();
+    void pythonStandardInputAsks();
     void passwordIsNeitherEchoedNorStored();
     void runWithoutInputFindsTheEndOfInputAtOnce_data();
     void runWithoutInputFindsTheEndOfInputAtOnce();
@@ -195,6 +197,87 @@ void tst_InputApi::endOfInputCanBeTheAnswer()
     QCOMPARE(rest.events.first().value(QStringLiteral("eof")), QJsonValue(true));
     QCOMPARE(rest.stdoutText, QStringLiteral("no more input\n"));
     QCOMPARE(rest.done.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+}
+
+void tst_InputApi::pythonStandardInputAsks_data()
+{
+    QTest::addColumn<QString>("code");
+    // The answers given, one per question, in order; a null one is the end of input.
+    QTest::addColumn<QJsonArray>("answers");
+    QTest::addColumn<QString>("expected");
+    const QJsonArray twoThenEnd{QStringLiteral("ada"), QStringLiteral("bob"), QJsonValue()};
+    QTest::newRow("readline") << "import sys\nprint(repr(sys.stdin.readline()))"
+                              << QJsonArray{QStringLiteral("ada")} << "'ada\\n'\n";
+    QTest::newRow("readline at the end of input")
+            << "import sys\nprint(repr(sys.stdin.readline()))" << QJsonArray{QJsonValue()} << "''\n";
+    QTest::newRow("readline with a size keeps the rest for the next read")
+            << "import sys\nprint(repr(sys.stdin.readline(2)), repr(sys.stdin.readline()))"
+            << QJsonArray{QStringLiteral("ada")} << "'ad' 'a\\n'\n";
+    QTest::newRow("read asks until the end of input")
+            << "import sys\nprint(repr(sys.stdin.read()))" << twoThenEnd << "'ada\\nbob\\n'\n";
+    QTest::newRow("read with a size") << "import sys\nprint(repr(sys.stdin.read(2)))"
+                                      << QJsonArray{QStringLiteral("ada")} << "'ad'\n";
+    QTest::newRow("readlines") << "import sys\nprint(sys.stdin.readlines())" << twoThenEnd
+                               << "['ada\\n', 'bob\\n']\n";
+    QTest::newRow("iteration") << "import sys\nfor line in sys.stdin:\n    print('got', line.strip())"
+                               << twoThenEnd << "got ada\ngot bob\n";
+    QTest::newRow("fileinput") << "import fileinput\nprint([l for l in fileinput.input(files=('-',))])"
+                               << twoThenEnd << "['ada\\n', 'bob\\n']\n";
+    QTest::newRow("fileinput, binary")
+            << "import fileinput\nprint([l for l in fileinput.input(files=('-',), mode='rb')])"
+            << QJsonArray{QStringLiteral("\u00e9"), QJsonValue()} << "[b'\\xc3\\xa9\\n']\n";
+    QTest::newRow("buffer") << "import sys\nprint(sys.stdin.buffer.readline())"
+                            << QJsonArray{QStringLiteral("ada")} << "b'ada\\n'\n";
+    QTest::newRow("input() takes what a read left")
+            << "import sys\nsys.stdin.read(1)\nprint(repr(input()))" << QJsonArray{QStringLiteral("ada")}
+            << "'da'\n";
+    QTest::newRow("a read after the end of input asks again")
+            << "import sys\nsys.stdin.read()\nprint(repr(sys.stdin.readline()))"
+            << QJsonArray{QJsonValue(), QStringLiteral("more")} << "'more\\n'\n";
+}
+
+// sys.stdin of a Python cell is a file that asks as input() does: every way of reading it.
+void tst_InputApi::pythonStandardInputAsks()
+{
+    QFETCH(QString, code);
+    QFETCH(QJsonArray, answers);
+    QFETCH(QString, expected);
+    REQUIRE_LANGUAGE(QStringLiteral("python"));
+    const QString id = client().createContext(QStringLiteral("python"));
+    std::unique_ptr<ApiClient::Stream> stream = client().openStream(
+            "POST", QStringLiteral("/v1/contexts/%1/executions").arg(id),
+            {{QStringLiteral("code"), code}, {QStringLiteral("input"), true}});
+    QCOMPARE(stream->status(), 200);
+    QString executionId;
+    QString stdoutText;
+    QJsonObject done;
+    qsizetype asked = 0;
+    while (std::optional<ApiClient::Event> event = stream->next(30000)) {
+        const QJsonObject fields = event->json();
+        if (event->type == "execution")
+            executionId = fields.value(QStringLiteral("id")).toString();
+        if (event->type == "input_request") {
+            QVERIFY2(asked < answers.size(), "asked more often than there are answers");
+            QCOMPARE(fields.value(QStringLiteral("prompt")).toString(), QString());
+            const QJsonValue given = answers.at(asked++);
+            QCOMPARE(answer(executionId, given.isNull() ? QJsonObject{{QStringLiteral("eof"), true}}
+                                                        : QJsonObject{{QStringLiteral("value"), given}})
+                             .status,
+                     202);
+        }
+        if (event->type == "stream" && fields.value(QStringLiteral("name")).toString() == QLatin1String("stdout"))
+            stdoutText += fields.value(QStringLiteral("text")).toString();
+        if (event->type == "done")
+            done = fields;
+    }
+    QCOMPARE(asked, answers.size());
+    QCOMPARE(done.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QCOMPARE(stdoutText, expected);
+
+    // Without "input": true every read finds the end of input at once.
+    const QJsonObject unanswerable = client().runAndWait(
+            id, QStringLiteral("import sys\nprint(repr(sys.stdin.read()), repr(sys.stdin.readline()), list(sys.stdin))"));
+    QCOMPARE(unanswerable.value(QStringLiteral("stdout")).toString(), QStringLiteral("'' '' []\n"));
 }
 
 void tst_InputApi::passwordIsNeitherEchoedNorStored()
