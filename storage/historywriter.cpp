@@ -283,7 +283,7 @@ Result<void> HistoryWriter::Private::apply(const Write &write)
             },
             [this](const FinishExecution &w) {
                 return store->finishExecution(w.id, w.status, w.durationMs, w.outputBytes,
-                                              w.truncated);
+                                              w.truncated, w.inputs);
             },
             [this](const UpdateContextUsage &w) {
                 return store->updateContextUsage(w.contextId, w.executionCount, w.cwd,
@@ -369,6 +369,7 @@ bool HistoryWriter::Private::writeBatch(const std::vector<Write> &batch, quint64
                 execution.durationMs = finish.durationMs;
                 execution.outputBytes = finish.outputBytes;
                 execution.truncated = finish.truncated;
+                execution.inputs = finish.inputs;
                 if (auto inserted = store->insertExecution(execution); !inserted) {
                     r = inserted.error();
                     folded[*it] = false;  // not written after all: it goes on its own
@@ -456,9 +457,9 @@ void HistoryWriter::appendEvent(const QString &executionId, int seq,
 }
 
 bool HistoryWriter::finishExecution(const QString &id, const QString &status, qint64 durationMs,
-                                    qint64 outputBytes, bool truncated)
+                                    qint64 outputBytes, bool truncated, const QString &inputs)
 {
-    return d->finish(FinishExecution{id, status, durationMs, outputBytes, truncated});
+    return d->finish(FinishExecution{id, status, durationMs, outputBytes, truncated, inputs});
 }
 
 QString HistoryWriter::pendingLogPath(const QString &databasePath, int which)

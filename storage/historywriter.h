@@ -65,8 +65,9 @@ public:
     // take it (it failed, or the run's output not yet logged is too large to encode on the
     // caller's thread): the writer then commits it to SQLite at once and tells the commit
     // listener, which is how the caller learns that it is durable.
+    // `inputs`: ExecutionRecord::inputs.
     bool finishExecution(const QString &id, const QString &status, qint64 durationMs,
-                         qint64 outputBytes, bool truncated);
+                         qint64 outputBytes, bool truncated, const QString &inputs = {});
     void updateContextUsage(const QString &contextId, int executionCount, const QString &cwd,
                             qint64 lastUsedAt);
 

@@ -12,7 +12,16 @@ namespace {
 constexpr quint8 kFormat = 1;
 constexpr auto kStreamVersion = QDataStream::Qt_6_4;
 
-enum class Kind : quint8 { Insert = 1, Event = 2, Finish = 3, Usage = 4, Snapshot = 5 };
+// FinishWithInputs is a Finish with the run's answers: a run that asked nothing is logged as a
+// Finish, which replhost before it reads too.
+enum class Kind : quint8 {
+    Insert = 1,
+    Event = 2,
+    Finish = 3,
+    Usage = 4,
+    Snapshot = 5,
+    FinishWithInputs = 6
+};
 
 } // namespace
 
@@ -47,8 +56,10 @@ QByteArray encodeWrites(std::vector<Write>::const_iterator first,
                                << qint32(w.event.seq) << w.event.json;
                        },
                        [&out](const FinishExecution &w) {
-                           out << quint8(Kind::Finish) << w.id << w.status << w.durationMs
-                               << w.outputBytes << w.truncated;
+                           out << quint8(w.inputs.isEmpty() ? Kind::Finish : Kind::FinishWithInputs)
+                               << w.id << w.status << w.durationMs << w.outputBytes << w.truncated;
+                           if (!w.inputs.isEmpty())
+                               out << w.inputs;
                        },
                        [&out](const UpdateContextUsage &w) {
                            out << quint8(Kind::Usage) << w.contextId << qint32(w.executionCount)
@@ -101,9 +112,12 @@ Result<std::vector<Write>> decodeWrites(const QByteArray &payload)
             writes.emplace_back(AppendEvent{std::move(event), {}});
             break;
         }
-        case Kind::Finish: {
+        case Kind::Finish:
+        case Kind::FinishWithInputs: {
             FinishExecution w{};
             in >> w.id >> w.status >> w.durationMs >> w.outputBytes >> w.truncated;
+            if (Kind(kind) == Kind::FinishWithInputs)
+                in >> w.inputs;
             writes.emplace_back(std::move(w));
             break;
         }

@@ -28,6 +28,7 @@ struct FinishExecution {
     qint64 durationMs;
     qint64 outputBytes;
     bool truncated;
+    QString inputs;  // ExecutionRecord::inputs
     // Set by the writer once finishExecution() has told its caller that the end is durable, so
     // that the commit listener is not told again. Not part of the log's encoding.
     bool reported = false;

@@ -144,6 +144,13 @@ ALTER TABLE executions ADD COLUMN stored_bytes INTEGER;
 CREATE INDEX executions_unmeasured ON executions (started_at) WHERE stored_bytes IS NULL;
 ALTER TABLE contexts ADD COLUMN pruned_count INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // The answers a run's questions were given (a JSON array; NULL: it asked none), which a
+    // restore gives the replayed run again. Compatible with 6: a schema 6 replhost replays such a
+    // run with the end of input, as it always did.
+    {7, 6, R"sql(
+ALTER TABLE executions ADD COLUMN inputs TEXT
+    CHECK (inputs IS NULL OR (json_valid(inputs) AND json_type(inputs) = 'array'));
+)sql"},
 };
 
 constexpr bool numberedFromOneWithoutGaps()

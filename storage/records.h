@@ -78,6 +78,10 @@ struct ExecutionRecord {
     bool truncated = false;   // events beyond the stored cap were dropped
     bool replay = true;       // false: a restore never runs it again
     bool outputPruned = false;  // its events were removed by retention (HistoryPruner)
+    // The answers its questions were given, in order, as a JSON array (empty: it asked none).
+    // Storage keeps the text as given; core::Context writes it and core::Replay reads it. A
+    // password's answer is never in it.
+    QString inputs;
 };
 
 // How much history a workspace keeps (HistoryPruner). 0 means no limit. An execution beyond any

@@ -104,13 +104,14 @@ ContextRecord readContext(const Statement &s)
 // The columns readExecution() expects, in its order.
 #define EXECUTION_COLUMNS                                                             \
     "id, context_id, seq, code, status, execution_count, started_at, duration_ms, "            \
-    "output_bytes, truncated, replay, output_pruned"
+    "output_bytes, truncated, replay, output_pruned, inputs"
 ExecutionRecord readExecution(const Statement &s)
 {
     return ExecutionRecord{s.columnString(0), s.columnString(1), s.columnInt64(2),
                            s.columnString(3), s.columnString(4), s.columnInt(5),
                            s.columnInt64(6),  s.columnInt64(7),  s.columnInt64(8),
-                           s.columnBool(9),   s.columnBool(10), s.columnBool(11)};
+                           s.columnBool(9),   s.columnBool(10), s.columnBool(11),
+                           s.columnString(12)};
 }
 
 // An env layer belongs to a workspace or a context. scope_id cannot carry a foreign key, so
@@ -569,7 +570,7 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
             return fail(seq.error());
         Statement insert(*m_db,
                          "INSERT INTO executions (" EXECUTION_COLUMNS ") "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULLIF(?13, ''))");
         insert.bind(1, e.id);
         insert.bind(2, e.contextId);
         insert.bind(3, *seq);
@@ -582,6 +583,7 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
         insert.bind(10, e.truncated ? 1 : 0);
         insert.bind(11, e.replay ? 1 : 0);
         insert.bind(12, e.outputPruned ? 1 : 0);
+        insert.bind(13, e.inputs);
         if (auto r = insert.run(); !r) {
             // UNIQUE is (context_id, seq); a duplicate id is a PRIMARYKEY violation. A taken seq
             // means what this connection remembered was wrong after all: ask the table, once.
@@ -612,17 +614,18 @@ Result<ExecutionRecord> Store::insertExecution(ExecutionRecord e)
 }
 
 Result<void> Store::finishExecution(const QString &id, const QString &status, qint64 durationMs,
-                                    qint64 outputBytes, bool truncated)
+                                    qint64 outputBytes, bool truncated, const QString &inputs)
 {
     if (auto r = m_db->checkEnclosingTransaction(); !r)
         return failed(QStringLiteral("finish execution %1").arg(id), r.error());
     Statement s(*m_db, "UPDATE executions SET status = ?2, duration_ms = ?3, output_bytes = ?4, "
-                       "truncated = ?5 WHERE id = ?1");
+                       "truncated = ?5, inputs = NULLIF(?6, '') WHERE id = ?1");
     s.bind(1, id);
     s.bind(2, status);
     s.bind(3, durationMs);
     s.bind(4, outputBytes);
     s.bind(5, truncated ? 1 : 0);
+    s.bind(6, inputs);
     if (auto r = s.run(); !r)
         return failed(QStringLiteral("finish execution %1").arg(id), r.error());
     if (m_db->changes() == 0)

@@ -89,8 +89,9 @@ public:
     // forgotten whenever another connection has committed anything (PRAGMA data_version) or a
     // transaction on this one was rolled back.
     Result<ExecutionRecord> insertExecution(ExecutionRecord execution);
+    // `inputs`: ExecutionRecord::inputs (empty: the run asked nothing).
     Result<void> finishExecution(const QString &id, const QString &status, qint64 durationMs,
-                                 qint64 outputBytes, bool truncated);
+                                 qint64 outputBytes, bool truncated, const QString &inputs = {});
     Result<void> appendEvents(const QList<ExecutionEventRecord> &events);  // one transaction
     Result<void> appendEvent(const ExecutionEventRecord &event);
     Result<std::optional<ExecutionRecord>> execution(const QString &id);

@@ -870,7 +870,7 @@ void Context::conclude(const ExecutionPtr &execution, const Event &done, qint64 
     record(execution, done);
     const bool durable = m_manager->m_writer->finishExecution(
             execution->id(), done.fields.value(QLatin1String("status")).toString(), durationMs,
-            outputBytes, truncated);
+            outputBytes, truncated, execution->inputsJson());
     m_manager->m_completions->hold(execution, done, durationMs, durable);
 }
 
@@ -883,6 +883,11 @@ void Context::onSessionEvent(const Event &event)
     if (m_snapshotRestore && onSnapshotRestoreEvent(event))
         return;
     if (m_replay && m_replay->owns(event)) {
+        if (event.kind == Event::Kind::InputRequest) {
+            const Replay::Answer answer = m_replay->answer(event);
+            sendAnswer(event.executionId, answer.value, answer.eof);
+            return;
+        }
         if (m_replay->take(event)) {
             if (m_replay->isOver())
                 finishRestore();
@@ -1066,17 +1071,21 @@ void Context::interruptExecution(const QString &executionId)
         m_session->interrupt(executionId);
 }
 
-bool Context::answerInput(const ExecutionPtr &execution, const QString &value, bool eof)
+bool Context::sendAnswer(const QString &requestId, const QString &value, bool eof)
 {
-    if (!m_session || m_running.execution != execution)
-        return false;
     bool answered = false;
     // By name: a session that is not a WorkerProcess (or is one of an older SDK) lacks it, and
     // then never asked.
-    if (!QMetaObject::invokeMethod(m_session.get(), "answerInput", Qt::DirectConnection,
-                                   Q_RETURN_ARG(bool, answered), Q_ARG(QString, execution->id()),
-                                   Q_ARG(QString, value), Q_ARG(bool, eof))
-        || !answered)
+    return m_session
+           && QMetaObject::invokeMethod(m_session.get(), "answerInput", Qt::DirectConnection,
+                                        Q_RETURN_ARG(bool, answered), Q_ARG(QString, requestId),
+                                        Q_ARG(QString, value), Q_ARG(bool, eof))
+           && answered;
+}
+
+bool Context::answerInput(const ExecutionPtr &execution, const QString &value, bool eof)
+{
+    if (m_running.execution != execution || !sendAnswer(execution->id(), value, eof))
         return false;
     QJsonObject fields;
     if (eof)

@@ -147,6 +147,9 @@ private:
     // snapshot the replay goes on from, or why none was used).
     void beginReplay(int afterCount, const RestoreReport &part);
     void continueRestore();
+    // Hands an answer to the question of the request `requestId` (a run's or a replayed one's)
+    // to the session; false when it waits for none.
+    bool sendAnswer(const QString &requestId, const QString &value, bool eof);
     void finishRestore();
     // The end of every restore, from a snapshot or a replay.
     void endRestore(RestoreReport report, const QString &cwd, bool lostInterpreter);

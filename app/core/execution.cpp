@@ -100,6 +100,13 @@ void Execution::markRunning()
     m_startedAt = QDateTime::currentDateTimeUtc();
 }
 
+QString Execution::inputsJson() const
+{
+    if (m_inputs.isEmpty())
+        return {};
+    return QString::fromUtf8(QJsonDocument(m_inputs).toJson(QJsonDocument::Compact));
+}
+
 void Execution::keepRecentOnly(EventArchive archive, qint64 windowBytes)
 {
     m_archive = std::move(archive);
@@ -132,6 +139,7 @@ void Execution::addEvent(const Event &event, qint64 durationMs)
         m_inputPassword = event.fields.value(QLatin1String("password")).toBool();
     } else if (m_waitingForInput && event.type == QLatin1String("input_reply")) {
         m_waitingForInput = false;
+        m_inputs.append(event.fields);
     }
     if (event.kind == Event::Kind::Done) {
         m_waitingForInput = false;

@@ -5,6 +5,7 @@
 #include <replhost/sdk/result.h>
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -52,6 +53,10 @@ public:
     bool isWaitingForInput() const { return m_waitingForInput; }
     // Whether the question it waits for (or asked last) is for a password.
     bool inputIsPassword() const { return m_inputPassword; }
+    // The answers its questions were given so far, in order, as their input_reply events say
+    // ({value}, {eof: true} or, for a password, {password: true} alone), as a compact JSON array;
+    // empty when there were none. What the history keeps for a restore (Replay).
+    QString inputsJson() const;
 
     // "queued", "running", then one of "ok", "error", "interrupted", "aborted", "timeout".
     QString status() const { return m_status; }
@@ -111,6 +116,7 @@ private:
     bool m_acceptsInput = false;
     bool m_waitingForInput = false;
     bool m_inputPassword = false;
+    QJsonArray m_inputs;
     QDateTime m_startedAt;
     QString m_status = QStringLiteral("queued");
     bool m_finished = false;

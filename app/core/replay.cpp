@@ -2,6 +2,7 @@
 #include "replay.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 
 #include <algorithm>
@@ -99,6 +100,11 @@ std::optional<sdk::ExecuteRequest> Replay::next()
     request.id = QStringLiteral("replay-") + execution.id;
     request.code = execution.code;
     request.executionCount = execution.executionCount;
+    // Only a run that was answered may ask again; the rest find the end of input at once, as
+    // they did when they ran.
+    m_answers = QJsonDocument::fromJson(execution.inputs.toUtf8()).array();
+    m_asked = 0;
+    request.allowInput = !m_answers.isEmpty();
     m_inFlight = request.id;
     m_ename.clear();
     m_evalue.clear();
@@ -108,6 +114,17 @@ std::optional<sdk::ExecuteRequest> Replay::next()
 bool Replay::owns(const sdk::Event &event) const
 {
     return !m_inFlight.isEmpty() && event.executionId == m_inFlight;
+}
+
+Replay::Answer Replay::answer(const sdk::Event &inputRequest)
+{
+    const qsizetype index = m_asked++;
+    if (inputRequest.fields.value(QLatin1String("password")).toBool() || index >= m_answers.size())
+        return {};
+    const QJsonValue value = m_answers.at(index).toObject().value(QLatin1String("value"));
+    if (!value.isString())
+        return {};
+    return {value.toString(), false};
 }
 
 bool Replay::take(const sdk::Event &event)

@@ -7,6 +7,7 @@
 #include <replhost/sdk/event.h>
 #include <replhost/sdk/session.h>
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QStringList>
@@ -67,9 +68,12 @@ struct RestoreReport {
 };
 
 // One restore of a context: its successful executions sent again, in order, to a fresh
-// interpreter, each with its original execution count and with its output dropped. The replay
-// stops at the first execution that does not end "ok" again (a file it read is gone, a service
-// it called is down); what was replayed before it stays.
+// interpreter, each with its original execution count and with its output dropped. An execution
+// that was answered when it asked for input (ExecutionRecord::inputs) asks again, and is given
+// the same answers in the same order; a question beyond them, and every password (whose answer
+// was never kept), gets the end of input. The replay stops at the first execution that does not
+// end "ok" again (a file it read is gone, a service it called is down); what was replayed before
+// it stays.
 //
 // The Context drives it: it sends what next() gives, and passes it every session event that
 // owns() claims. Threading: the engine thread.
@@ -88,6 +92,13 @@ public:
     std::optional<sdk::ExecuteRequest> next();
     // Whether `event` belongs to the replayed execution in flight.
     bool owns(const sdk::Event &event) const;
+    // What to answer the in-flight execution's question `inputRequest` (an InputRequest event
+    // that owns() claimed): the recorded answer it stands for, or the end of input.
+    struct Answer {
+        QString value;
+        bool eof = true;
+    };
+    Answer answer(const sdk::Event &inputRequest);
     // Takes an event that owns() claimed; true when it ended that execution.
     bool take(const sdk::Event &event);
     // The interpreter ended while an execution was being replayed.
@@ -108,6 +119,8 @@ private:
     QList<storage::ExecutionRecord> m_executions;
     qsizetype m_next = 0;  // index of the next execution to send
     QString m_inFlight;    // request id of the execution being replayed; empty between them
+    QJsonArray m_answers;  // the in-flight execution's recorded answers
+    qsizetype m_asked = 0; // the questions it has asked so far
     QString m_cwd;
     QString m_ename, m_evalue;  // the in-flight execution's first error
     bool m_over = false;

@@ -249,16 +249,21 @@ Result<QJsonObject> WorkspaceArchive::describe(storage::Store &store, const stor
             for (const storage::ExecutionEventRecord &event : *events)
                 eventList.append(QJsonObject{{QStringLiteral("seq"), event.seq},
                                              {QStringLiteral("event"), QJsonDocument::fromJson(event.json).object()}});
-            history.append(QJsonObject{{QStringLiteral("id"), e.id},
-                                       {QStringLiteral("code"), e.code},
-                                       {QStringLiteral("status"), e.status},
-                                       {QStringLiteral("execution_count"), e.executionCount},
-                                       {QStringLiteral("started_at"), double(e.startedAt)},
-                                       {QStringLiteral("duration_ms"), double(e.durationMs)},
-                                       {QStringLiteral("output_bytes"), double(e.outputBytes)},
-                                       {QStringLiteral("truncated"), e.truncated},
-                                       {QStringLiteral("replay"), e.replay},
-                                       {QStringLiteral("events"), eventList}});
+            QJsonObject execution{{QStringLiteral("id"), e.id},
+                                  {QStringLiteral("code"), e.code},
+                                  {QStringLiteral("status"), e.status},
+                                  {QStringLiteral("execution_count"), e.executionCount},
+                                  {QStringLiteral("started_at"), double(e.startedAt)},
+                                  {QStringLiteral("duration_ms"), double(e.durationMs)},
+                                  {QStringLiteral("output_bytes"), double(e.outputBytes)},
+                                  {QStringLiteral("truncated"), e.truncated},
+                                  {QStringLiteral("replay"), e.replay},
+                                  {QStringLiteral("events"), eventList}};
+            // The answers a restore gives the run again.
+            if (!e.inputs.isEmpty())
+                execution.insert(QStringLiteral("inputs"),
+                                 QJsonDocument::fromJson(e.inputs.toUtf8()).array());
+            history.append(execution);
         }
         context.insert(QStringLiteral("executions"), history);
         contextList.append(context);
@@ -464,6 +469,8 @@ Result<void> WorkspaceArchive::restore(storage::Store &store, const storage::Wor
                 execution.outputBytes = qint64(e.value(QStringLiteral("output_bytes")).toDouble());
                 execution.truncated = e.value(QStringLiteral("truncated")).toBool();
                 execution.replay = e.value(QStringLiteral("replay")).toBool(true);
+                if (const QJsonArray inputs = e.value(QStringLiteral("inputs")).toArray(); !inputs.isEmpty())
+                    execution.inputs = QString::fromUtf8(QJsonDocument(inputs).toJson(QJsonDocument::Compact));
                 if (execution.id.isEmpty())
                     return badArchive(QStringLiteral("an execution without an id"));
                 const Result<storage::ExecutionRecord> inserted = store.insertExecution(execution);

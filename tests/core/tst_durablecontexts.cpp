@@ -172,6 +172,51 @@ private:
         QCOMPARE(after->events().first().type, QStringLiteral("restored"));
     }
 
+    // Runs `code` with input and gives `answers` to its questions one after another (a null
+    // one: the end of input); the run, ended, or null (and a warning).
+    ExecutionPtr runAnswered(const QString &contextId, const QString &code,
+                             const QStringList &answers)
+    {
+        RunRequest request;
+        request.contextId = contextId;
+        request.code = code;
+        request.input = true;
+        const ExecutionPtr execution = startRun(contexts(), request);
+        if (!execution)
+            return {};
+        for (const QString &answer : answers) {
+            if (!QTest::qWaitFor([&] { return execution->isWaitingForInput() || execution->isFinished(); },
+                                 kRunTimeout)
+                || execution->isFinished()) {
+                qWarning("the run did not ask: %s", qPrintable(describe(execution)));
+                return {};
+            }
+            if (auto answered = contexts().answerInput(execution->id(), answer, answer.isNull()); !answered)
+                qWarning("cannot answer: %s", qPrintable(answered.error().message));
+        }
+        return waitForEnd(execution, kRunTimeout);
+    }
+
+    bool runAnsweredOk(const QString &contextId, const QString &code, const QStringList &answers)
+    {
+        const ExecutionPtr execution = runAnswered(contextId, code, answers);
+        if (execution && execution->status() != QLatin1String("ok"))
+            qWarning("expected ok: %s", qPrintable(describe(execution)));
+        return execution && execution->status() == QLatin1String("ok");
+    }
+
+    // The context's worker goes as `how` says: the engine reopened (a server restarted), or the
+    // worker killed between runs.
+    bool loseWorker(const QString &contextId, const QString &how)
+    {
+        if (how == QLatin1String("engine reopened"))
+            return openEngine(config());
+        const qint64 pid = info(contextId).pid;
+        if (pid <= 0 || ::kill(pid_t(pid), SIGKILL) != 0)
+            return false;
+        return QTest::qWaitFor([&] { return !info(contextId).resident; }, kRunTimeout);
+    }
+
 private slots:
     void init()
     {
@@ -683,6 +728,103 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(info(id).state, QStringLiteral("dead"), kRunTimeout);
 
         verifyRestored(run(id, QStringLiteral("print(x)")), QStringLiteral("7\n"), 1);
+    }
+
+    void replayGivesTheRecordedAnswersAgain_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("how");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QStringList>("answers");
+        QTest::addColumn<QString>("show");
+        QTest::addColumn<QString>("expected");
+        const QString ask = QStringLiteral("name = input()");
+        for (const char *how : {"engine reopened", "worker killed"}) {
+            QTest::addRow("python, %s", how) << "python" << how << ask << QStringList{"ada"}
+                                             << "print(name)" << "ada\n";
+        }
+        QTest::newRow("python, answers in order, the end of input among them")
+                << "python" << "engine reopened"
+                << "import sys\nfirst = input()\nsecond = sys.stdin.readline()\n"
+                   "try:\n    third = input()\nexcept EOFError:\n    third = 'eof'"
+                << QStringList{"ada", "bob", QString()} << "print(first, second.strip(), third)"
+                << "ada bob eof\n";
+        QTest::newRow("perl") << "perl" << "engine reopened" << "our $name = <STDIN>;\nchomp $name;"
+                              << QStringList{"ada"} << "print \"$name\\n\";" << "ada\n";
+        QTest::newRow("javascript")
+                << "javascript" << "engine reopened"
+                << "const rl = require('readline').createInterface({input: process.stdin});\n"
+                   "var name = await new Promise(done => rl.question('? ', done));\n"
+                   "rl.close();"
+                << QStringList{"ada"} << "console.log(name)" << "ada\n";
+    }
+
+    // A context restored by replay gets the answers its runs were given, in their order, so
+    // `name = input()` answered "ada" comes back with name == "ada".
+    void replayGivesTheRecordedAnswersAgain()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, how);
+        QFETCH(QString, code);
+        QFETCH(QStringList, answers);
+        QFETCH(QString, show);
+        QFETCH(QString, expected);
+        const QString id = createContext(language);
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runAnsweredOk(id, code, answers));
+        QVERIFY(loseWorker(id, how));
+        verifyRestored(run(id, show), expected, 1);
+    }
+
+    // A password's answer is never kept, so its replay gets the end of input: here getpass()
+    // fails, the replay stops there and says so, and what came before it is back.
+    void passwordsAreNotReplayed()
+    {
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runAnsweredOk(id, QStringLiteral("name = input()"), {QStringLiteral("ada")}));
+        QVERIFY(runAnsweredOk(id, QStringLiteral("import getpass\nsecret = getpass.getpass()"),
+                              {QStringLiteral("hunter2")}));
+        auto rows = contexts().history({}, id, 0, 10);
+        QVERIFY(rows);
+        for (const storage::ExecutionRecord &row : *rows)
+            QVERIFY2(!row.inputs.contains(QLatin1String("hunter2")), qPrintable(row.inputs));
+        QCOMPARE(rows->at(0).inputs, QStringLiteral(R"([{"password":true}])"));
+        QVERIFY(openEngine(config()));
+
+        const ExecutionPtr after = run(id, QStringLiteral("print(name, 'secret' in globals())"));
+        QVERIFY(after);
+        QCOMPARE(out(after), QStringLiteral("ada False\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), false);
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 1);
+        QCOMPARE(restored.value(QLatin1String("failed_execution")).toObject()
+                         .value(QLatin1String("ename")).toString(),
+                 QStringLiteral("EOFError"));
+    }
+
+    // Python restores from a snapshot, which holds what the answers made, so nothing is asked
+    // again; what ran after the snapshot is replayed on top of it with its answers.
+    void answeredStateComesBackFromAPythonSnapshot()
+    {
+        QVERIFY(openEngine(snapshotConfig()));
+        const QString id = createContext(QStringLiteral("python"));
+        QVERIFY(!id.isEmpty());
+        QVERIFY(runAnsweredOk(id, QStringLiteral("name = input()"), {QStringLiteral("ada")}));
+        QVERIFY(evict(id));
+        verifyRestored(run(id, QStringLiteral("print(name)")), QStringLiteral("ada\n"), 0,
+                       QStringLiteral("snapshot"));
+        QVERIFY(runAnsweredOk(id, QStringLiteral("other = input()"), {QStringLiteral("bob")}));
+        QVERIFY(loseWorker(id, QStringLiteral("worker killed")));
+
+        const ExecutionPtr after = run(id, QStringLiteral("print(name, other)"));
+        QVERIFY(after);
+        QCOMPARE(out(after), QStringLiteral("ada bob\n"));
+        const QJsonObject restored = eventFields(after, QStringLiteral("restored"));
+        QCOMPARE(restored.value(QLatin1String("mode")).toString(), QStringLiteral("snapshot"));
+        // print(name) and the answered run.
+        QCOMPARE(restored.value(QLatin1String("replayed")).toInt(), 2);
+        QCOMPARE(restored.value(QLatin1String("complete")).toBool(), true);
     }
 
     // A run that took the interpreter down declared the state lost; restores after it do not

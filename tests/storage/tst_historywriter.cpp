@@ -57,6 +57,8 @@ private slots:
     void writerCommitsWithinTheIntervalWithoutFlush();
     void fullBatchCommitsWithoutWaitingForTheInterval();
     void acknowledgedEndSurvivesACrashBeforeItsCommit();
+    void answersOfAnEndAreKept_data();
+    void answersOfAnEndAreKept();
     void recordsTheDatabaseHoldsAreNotAppliedAgain();
     void aCutOrDamagedRecordEndsTheReplay_data();
     void aCutOrDamagedRecordEndsTheReplay();
@@ -181,6 +183,44 @@ void TstHistoryWriter::acknowledgedEndSurvivesACrashBeforeItsCommit()
     QCOMPARE((*c1)->cwd, QStringLiteral("/w/sub"));
     QCOMPARE((*writer)->failedWrites(), 0);
     QCOMPARE(QFileInfo(logPath()).size(), 0);  // applied, so emptied
+}
+
+void TstHistoryWriter::answersOfAnEndAreKept_data()
+{
+    QTest::addColumn<bool>("crash");
+    QTest::newRow("committed") << false;
+    QTest::newRow("from the pending log after a crash") << true;
+}
+
+// The answers a run was given are written with its end (an insert and its finish folded into
+// one row, or a finish alone), and a crash before the commit keeps them in the pending log.
+void TstHistoryWriter::answersOfAnEndAreKept()
+{
+    QFETCH(bool, crash);
+    const QString answers = QStringLiteral(R"([{"value":"ada"},{"eof":true}])");
+    const auto work = [&](HistoryWriter &w, const Durable &durable) {
+        w.insertExecution(newExecution(QStringLiteral("e1"), QStringLiteral("c1")));
+        w.insertExecution(newExecution(QStringLiteral("e2"), QStringLiteral("c1")));
+        if (!crash)
+            w.flush();  // e2's finish then updates its row instead of being folded into it
+        durable(w.finishExecution(QStringLiteral("e1"), QStringLiteral("ok"), 3, 0, false, answers));
+        durable(w.finishExecution(QStringLiteral("e2"), QStringLiteral("ok"), 3, 0, false));
+        if (!crash)
+            w.flush();
+    };
+    if (crash) {
+        QCOMPARE(crashAfter(work), 0);
+        QVERIFY_OK(HistoryWriter::open(dbPath(), 60'000));
+    } else {
+        auto writer = HistoryWriter::open(dbPath(), 60'000);
+        QVERIFY_OK(writer);
+        work(**writer, [](bool) {});
+    }
+    auto replayable = m_store->replayableExecutions(QStringLiteral("c1"), -1);
+    QVERIFY_OK(replayable);
+    QCOMPARE(replayable->size(), 2);
+    QCOMPARE(replayable->at(0).inputs, answers);
+    QCOMPARE(replayable->at(1).inputs, QString());
 }
 
 // A crash between SQLite's commit and the log's emptying leaves records that the database

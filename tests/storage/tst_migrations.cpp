@@ -68,6 +68,14 @@ INSERT INTO executions (id, context_id, seq, code, status, execution_count, star
 )sql");
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
+    if (version >= 7) {
+        const QString error = raw.exec(R"sql(
+INSERT INTO executions (id, context_id, seq, code, status, execution_count, started_at,
+                        duration_ms, output_bytes, truncated, replay, inputs)
+    VALUES ('e3', 'c1', 3, 'name = input()', 'ok', 3, 9, 10, 0, 0, 1, '[{"value":"ada"}]');
+)sql");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
 }
 
 // What seedAtVersion(version) wrote, read back through the current API.
@@ -140,8 +148,13 @@ void verifySeed(Store &store, int version)
     // A restore of c1 replays e1, never e2.
     auto replayable = store.replayableExecutions(QStringLiteral("c1"), 0);
     QVERIFY_OK(replayable);
-    QCOMPARE(replayable->size(), 1);
+    QCOMPARE(replayable->size(), version >= 7 ? 2 : 1);
     QCOMPARE(replayable->at(0).id, QStringLiteral("e1"));
+    // Runs from before schema 7 have no answers recorded: a restore gives them the end of input.
+    QCOMPARE(replayable->at(0).inputs, QString());
+    if (version < 7)
+        return;
+    QCOMPARE(replayable->at(1).inputs, QStringLiteral(R"([{"value":"ada"}])"));
 }
 
 // The schema as SQLite records it, to compare an upgraded file with a fresh one.
