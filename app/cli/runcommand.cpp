@@ -44,6 +44,12 @@ std::string withNewline(std::string text)
     return text;
 }
 
+// Console::complain's line, for text that goes through the run's output.
+std::string complaint(const std::string &message)
+{
+    return "replhost-cli: " + message + '\n';
+}
+
 // The text/plain of a MIME bundle, or nothing.
 std::optional<std::string> plainText(const Poco::JSON::Object::Ptr &event)
 {
@@ -220,6 +226,7 @@ void RunCommand::render(const SseEvent &event)
             const std::lock_guard<std::mutex> lock(m_mutex);
             id = m_executionId;
         }
+        m_output.interruptedByInput();
         m_input.ask(data->optValue<std::string>("prompt", ""), data->optValue<bool>("password", false),
                     [this, id](const std::optional<std::string> &line) { sendAnswer(id, line); });
         return;
@@ -237,17 +244,22 @@ void RunCommand::render(const SseEvent &event)
     if (event.type == "stream") {
         const std::string text = data->optValue<std::string>("text", "");
         if (data->optValue<std::string>("name", "") == "stderr")
-            Console::err(text);
+            m_output.err(text);
         else
-            Console::out(text);
+            m_output.out(text);
+    } else if (event.type == "clear_output") {
+        m_output.clear(data->optValue<bool>("wait", false));
     } else if (event.type == "result" || event.type == "display") {
+        const bool update = data->optValue<bool>("update", false);
         if (const std::optional<std::string> text = plainText(data)) {
-            Console::out(withNewline(*text));
+            m_output.display(data->optValue<std::string>("display_id", ""), *text, update);
+        } else if (update) {
+            // Said when it was first shown.
         } else if (const Poco::JSON::Object::Ptr bundle = data->getObject("data")) {
             std::string types;
             for (const std::string &name : bundle->getNames())
                 types += (types.empty() ? "" : ", ") + name;
-            Console::complain("a " + event.type + " of type " + types + " cannot be shown as text; --json has it");
+            m_output.err(complaint("a " + event.type + " of type " + types + " cannot be shown as text; --json has it"));
         }
     } else if (event.type == "error") {
         std::string text;
@@ -259,11 +271,11 @@ void RunCommand::render(const SseEvent &event)
             text = data->optValue<std::string>("ename", "Error") + ": "
                     + data->optValue<std::string>("evalue", "") + '\n';
         }
-        Console::err(text);
+        m_output.err(text);
     } else if (event.type == "truncated") {
-        Console::complain(data->optValue<std::string>("message", "output was dropped"));
+        m_output.err(complaint(data->optValue<std::string>("message", "output was dropped")));
     } else if (event.type == "state_reset") {
-        Console::complain(data->optValue<std::string>("reason", "the interpreter was started afresh"));
+        m_output.err(complaint(data->optValue<std::string>("reason", "the interpreter was started afresh")));
     }
 }
 

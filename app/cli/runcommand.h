@@ -2,6 +2,7 @@
 #pragma once
 
 #include "command.h"
+#include "runoutput.h"
 #include "terminalinput.h"
 
 #include <mutex>
@@ -13,7 +14,9 @@ namespace replhost::cli {
 // `replhost-cli run`: sends code to a context (--context) or to a language's default context
 // (-l, or guessed from the -f file's extension) and follows the run's event stream, writing its
 // stdout and stderr to the client's own as they arrive, results and displays as text on stdout,
-// errors on stderr. Ctrl-C sends an interrupt for the execution (the run ends "interrupted", the
+// errors on stderr. A display that is updated is rewritten in place on a terminal and written
+// again as a new line elsewhere, and clear_output clears the run's output on a terminal
+// (RunOutput). Ctrl-C sends an interrupt for the execution (the run ends "interrupted", the
 // context keeps its state); a second Ctrl-C stops waiting and leaves at once. The SIGINT pair that
 // `timeout -s INT` sends (to the command, then to its group) is one Ctrl-C (InterruptWatcher).
 //
@@ -50,6 +53,7 @@ private:
     std::string m_status;  // from the "done" event; empty until then
     bool m_stateLost = false;
     TerminalInput m_input;  // reads the answers to the run's questions
+    RunOutput m_output = RunOutput::forConsole();
 };
 
 } // namespace replhost::cli

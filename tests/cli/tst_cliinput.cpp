@@ -3,7 +3,8 @@
 // pseudo-terminal (python3-pexpect, terminaldriver.py) against a real replhost-server. The line
 // typed is the answer, a password is not echoed, Ctrl-D is the end of input, Ctrl-C at the
 // question interrupts the run and keeps the state, and a client whose input is not a terminal
-// never waits.
+// never waits. Displays that change: at the terminal an update rewrites its display in place and
+// clear_output clears, in a pipe each state is a line.
 
 #include "apiclient.h"
 #include "serverprocess.h"
@@ -32,6 +33,10 @@ private slots:
     void ctrlDIsTheEndOfInput();
     void ctrlCAtTheQuestionInterruptsAndKeepsState();
     void clientInAPipeFindsTheEndOfInput();
+    void changingDisplaysAtTheTerminal_data();
+    void changingDisplaysAtTheTerminal();
+    void changingDisplaysInAPipe_data();
+    void changingDisplaysInAPipe();
 
 private:
     ApiClient client() const { return ApiClient(m_server.port(), m_server.token()); }
@@ -164,6 +169,68 @@ void tst_CliInput::clientInAPipeFindsTheEndOfInput()
     QVERIFY(cli.waitForFinished(60000));
     QCOMPARE(cli.exitCode(), 1);
     QVERIFY(cli.readAllStandardError().contains("EOFError"));
+}
+
+namespace {
+
+// Rows of code whose displays change, with what a terminal and a pipe get.
+void changingDisplayRows()
+{
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("atTheTerminal");
+    QTest::addColumn<QString>("inAPipe");
+    const QString rewrite = QStringLiteral("\x1b[1A\r\x1b[J");
+    QTest::newRow("a progress display")
+            << "class P:\n    def __init__(self, n):\n        self.n = n\n"
+               "    def __repr__(self):\n        return 'progress %d/3' % self.n\n"
+               "h = display(P(0), display_id=True)\nfor i in range(1, 4):\n    h.update(P(i))\nprint('done')"
+            << "progress 0/3\n" + rewrite + "progress 1/3\n" + rewrite + "progress 2/3\n" + rewrite
+                       + "progress 3/3\ndone\n"
+            << "progress 0/3\nprogress 1/3\nprogress 2/3\nprogress 3/3\ndone\n";
+    QTest::newRow("clear_output")
+            << "from IPython.display import clear_output\nprint('a')\nprint('b')\nclear_output()\nprint('done')"
+            << "a\nb\n\x1b[2A\r\x1b[Jdone\n" << "a\nb\ndone\n";
+}
+
+} // namespace
+
+void tst_CliInput::changingDisplaysAtTheTerminal_data()
+{
+    changingDisplayRows();
+}
+
+void tst_CliInput::changingDisplaysAtTheTerminal()
+{
+    QFETCH(QString, code);
+    QFETCH(QString, atTheTerminal);
+    REQUIRE_LANGUAGE(QStringLiteral("python"));
+    const Terminal terminal = inTerminal({QStringLiteral("expect:done")},
+                                         {QStringLiteral("run"), QStringLiteral("-l"), QStringLiteral("python"), code});
+    QVERIFY2(terminal.exitCode == 0, terminal.err.constData());
+    QCOMPARE(terminal.status, 0);
+    QCOMPARE(terminal.output, atTheTerminal);
+}
+
+void tst_CliInput::changingDisplaysInAPipe_data()
+{
+    changingDisplayRows();
+}
+
+void tst_CliInput::changingDisplaysInAPipe()
+{
+    QFETCH(QString, code);
+    QFETCH(QString, inAPipe);
+    REQUIRE_LANGUAGE(QStringLiteral("python"));
+    QProcess cli;
+    cli.setProcessEnvironment(environment());
+    cli.start(QStringLiteral(REPLHOST_CLI_EXECUTABLE),
+              {QStringLiteral("--data-dir"), m_server.dataDir(), QStringLiteral("run"), QStringLiteral("-l"),
+               QStringLiteral("python"), code});
+    QVERIFY(cli.waitForStarted(10000));
+    cli.closeWriteChannel();
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    QCOMPARE(QString::fromUtf8(cli.readAllStandardOutput()), inAPipe);
 }
 
 QTEST_GUILESS_MAIN(tst_CliInput)
