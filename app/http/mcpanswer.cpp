@@ -75,11 +75,17 @@ void McpAnswer::respond(const QJsonObject &response, int status)
 void McpAnswer::cancelWhenClientLeaves(const McpCallPtr &call)
 {
     const std::weak_ptr<McpCall> weak = call;
-    const auto left = [this, weak] {
-        if (m_done)
-            return;
+    whenClientLeaves([weak] {
         if (const McpCallPtr open = weak.lock())
             open->cancel();
+    });
+}
+
+void McpAnswer::whenClientLeaves(std::function<void()> handler)
+{
+    const auto left = [this, handler = std::move(handler)] {
+        if (!m_done)
+            handler();
     };
     QTcpSocket *socket = m_exchange->socket();
     if (!socket || !m_exchange->isConnected()) {

@@ -42,6 +42,8 @@ public:
     // The client closing its connection before the answer cancels `call` (the stateless
     // revisions' cancellation over HTTP).
     void cancelWhenClientLeaves(const McpCallPtr &call);
+    // `left` runs when the client closes its connection before the answer (at once if it has).
+    void whenClientLeaves(std::function<void()> left);
     // Ends the answer without a response (the request was cancelled): an open stream ends; a
     // JSON answer becomes 202 with no body.
     void abandon();

@@ -97,7 +97,9 @@ QJsonObject McpDispatcher::asStateless(QJsonObject response, const QString &meth
         return response;
     }
     QJsonObject result = response.value(QLatin1String("result")).toObject();
-    result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
+    // An InputRequiredResult says so itself.
+    if (!result.contains(QLatin1String("resultType")))
+        result.insert(QStringLiteral("resultType"), QStringLiteral("complete"));
     QJsonObject meta = result.value(QLatin1String("_meta")).toObject();
     meta.insert(QLatin1String(McpRequestMeta::kServerInfo), serverInfo());
     result.insert(QStringLiteral("_meta"), meta);

@@ -76,7 +76,8 @@ McpEndpoint::McpEndpoint(core::Engine &engine, int sseKeepAliveMs, StreamLimiter
     : m_keepAliveMs(sseKeepAliveMs),
       m_streams(streams),
       m_dispatcher(std::make_unique<McpDispatcher>(engine)),
-      m_inFlight(std::make_shared<InFlight>())
+      m_inFlight(std::make_shared<InFlight>()),
+      m_questions(std::make_shared<InFlight>())
 {
 }
 
@@ -215,14 +216,17 @@ void McpEndpoint::request(const ExchangePtr &exchange, const QJsonObject &messag
                                         "initialize without Mcp-Session-Id").arg(session));
             return;
         }
+        const QJsonObject capabilities = message.value(QLatin1String("params")).toObject()
+                                                 .value(QLatin1String("capabilities")).toObject();
         m_dispatcher->handle(message, version, std::make_shared<McpCall>(QJsonValue(), nullptr),
-                             [this, exchange](const QJsonObject &response) {
+                             [this, exchange, capabilities](const QJsonObject &response) {
                                  const QJsonValue negotiated = response.value(QLatin1String("result"))
                                                                        .toObject()
                                                                        .value(QLatin1String("protocolVersion"));
                                  if (negotiated.isString()) {
                                      exchange->addHeader("Mcp-Session-Id",
-                                                         m_sessions.open(negotiated.toString()).toLatin1());
+                                                         m_sessions.open(negotiated.toString(), capabilities)
+                                                                 .toLatin1());
                                      // A page's script may read it (an allowed Origin only gets here).
                                      exchange->addHeader("Access-Control-Expose-Headers", "Mcp-Session-Id");
                                  }
@@ -235,7 +239,12 @@ void McpEndpoint::request(const ExchangePtr &exchange, const QJsonObject &messag
     const QJsonValue token = message.value(QLatin1String("params")).toObject()
                                      .value(QLatin1String("_meta")).toObject()
                                      .value(QLatin1String("progressToken"));
-    const bool streamable = acceptsStream && (token.isString() || token.isDouble());
+    // A client that takes elicitation is asked the questions of the code a tool call runs, on
+    // the call's answer, which is then an event stream.
+    const bool elicits = !session.isEmpty() && acceptsStream
+            && message.value(QLatin1String("method")) == QLatin1String("tools/call")
+            && McpMessage::takesFormElicitation(version, m_sessions.capabilities(session));
+    const bool streamable = acceptsStream && (token.isString() || token.isDouble() || elicits);
     StreamLimiter::Lease lease;
     if (streamable) {
         lease = m_streams.admit(*exchange);
@@ -260,7 +269,40 @@ void McpEndpoint::request(const ExchangePtr &exchange, const QJsonObject &messag
     });
     if (!session.isEmpty())
         m_inFlight->insert(key, call);
+    if (elicits) {
+        std::weak_ptr<McpCall> weakCall = call;
+        std::weak_ptr<InFlight> questions = m_questions;
+        call->enableElicitation(
+                [weakAnswer, weakCall, questions, session](const QJsonObject &question) {
+                    const auto open = weakAnswer.lock();
+                    const auto table = questions.lock();
+                    if (!open || !table || open->isDone())
+                        return false;
+                    // Questions a client never answered go with their calls.
+                    if (table->size() > McpSessions::kMaxSessions)
+                        table->removeIf([](InFlight::iterator entry) { return entry.value().expired(); });
+                    table->insert(inFlightKey(session, question.value(QLatin1String("id"))), weakCall);
+                    open->notify(question);
+                    return !open->isDone();
+                },
+                version >= QLatin1String("2025-11-25"));
+        answer->whenClientLeaves([weakCall] {
+            if (const McpCallPtr open = weakCall.lock())
+                open->endQuestions();
+        });
+    }
     const bool stateless = McpMessage::isStatelessVersion(version);
+    if (stateless && message.value(QLatin1String("method")) == QLatin1String("tools/call")) {
+        // The stateless revision asks by answering the call (InputRequiredResult), and the
+        // client calls again with the answer and the state it was given.
+        const QJsonObject params = message.value(QLatin1String("params")).toObject();
+        if (McpMessage::takesFormElicitation(
+                    version, params.value(QLatin1String("_meta")).toObject()
+                                     .value(QLatin1String(McpRequestMeta::kClientCapabilities)).toObject()))
+            call->enableInputRequired();
+        call->setRetry(params.value(QLatin1String("requestState")).toString(),
+                       params.value(QLatin1String("inputResponses")).toObject());
+    }
     // Without sessions there is no notifications/cancelled over HTTP: the client cancels by
     // closing the request's connection.
     if (stateless)
@@ -357,9 +399,19 @@ void McpEndpoint::batch(const ExchangePtr &exchange, const QJsonArray &messages,
 
 void McpEndpoint::notification(const QJsonObject &message, const QString &session)
 {
-    // Responses (this server sends no requests) and notifications other than a cancellation
-    // need nothing: notifications/initialized only marks the end of the handshake.
-    if (message.value(QLatin1String("method")) != QLatin1String("notifications/cancelled") || session.isEmpty())
+    if (session.isEmpty())
+        return;
+    // A response answers a question the server asked in this session (elicitation/create).
+    if (McpMessage::classify(message) == McpMessage::Kind::Response) {
+        const QJsonValue id = message.value(QLatin1String("id"));
+        const McpCallPtr call = m_questions->take(inFlightKey(session, id)).lock();
+        if (call && call->questionId() == id)
+            call->takeResponse(message);
+        return;
+    }
+    // Notifications other than a cancellation need nothing: notifications/initialized only
+    // marks the end of the handshake.
+    if (message.value(QLatin1String("method")) != QLatin1String("notifications/cancelled"))
         return;
     const QJsonValue requestId = message.value(QLatin1String("params")).toObject().value(QLatin1String("requestId"));
     if (!requestId.isString() && !requestId.isDouble())

@@ -34,7 +34,9 @@ class StreamLimiter;
 // a MCP-Protocol-Version header naming a revision this server does not speak (or not the
 // session's) is 400. A request without a session speaks the header's revision, else 2025-03-26.
 // notifications/cancelled cancels a request of the same session (a run is interrupted; the
-// context keeps its state) and no response is sent for it. DELETE /mcp ends the session. GET
+// context keeps its state) and no response is sent for it. When the session's client declared
+// elicitation (form mode), a tools/call may ask it questions: elicitation/create requests on the
+// call's event stream, whose responses the client POSTs like any message (McpCall). DELETE /mcp ends the session. GET
 // /mcp is 405: this server sends nothing that is not an answer to a request.
 //
 // A request of the stateless revision 2026-07-28 (its params._meta names it; McpRequestMeta)
@@ -77,6 +79,9 @@ private:
     // weakly with the answers, which may come after this object is gone (at exit).
     using InFlight = QHash<QString, std::weak_ptr<McpCall>>;
     std::shared_ptr<InFlight> m_inFlight;
+    // The questions (elicitation/create) asked of clients, by session and the question's id,
+    // for the client's response.
+    std::shared_ptr<InFlight> m_questions;
 };
 
 } // namespace replhost::http

@@ -35,6 +35,15 @@ QStringList McpMessage::allVersions()
     return statelessVersions() + supportedVersions();
 }
 
+bool McpMessage::takesFormElicitation(const QString &version, const QJsonObject &capabilities)
+{
+    const QJsonValue elicitation = capabilities.value(QLatin1String("elicitation"));
+    if (version < QLatin1String("2025-06-18") || !elicitation.isObject())
+        return false;
+    const QJsonObject modes = elicitation.toObject();
+    return modes.contains(QLatin1String("form")) || !modes.contains(QLatin1String("url"));
+}
+
 McpMessage::Kind McpMessage::classify(const QJsonValue &message, QString *why)
 {
     const auto invalid = [why](const QString &reason) {

@@ -42,6 +42,11 @@ public:
     // Every revision this server speaks, newest first: what an unsupported one is told.
     static QStringList allVersions();
 
+    // Whether a client speaking `version` that declared `capabilities` takes elicitation/create
+    // in form mode: a revision from 2025-06-18 on (where elicitation began) and an "elicitation"
+    // capability that names "form", or no mode at all, which means form.
+    static bool takesFormElicitation(const QString &version, const QJsonObject &capabilities);
+
     enum class Kind { Request, Notification, Response, Invalid };
     // What `message` is: a request (method and an id that is a string or a number), a
     // notification (method, no id), a response (result or error, no method), or none of these;

@@ -5,7 +5,7 @@
 
 namespace replhost::http {
 
-QString McpSessions::open(const QString &version)
+QString McpSessions::open(const QString &version, const QJsonObject &capabilities)
 {
     if (m_sessions.size() >= kMaxSessions) {
         auto oldest = m_sessions.begin();
@@ -18,7 +18,7 @@ QString McpSessions::open(const QString &version)
     // QUuid::createUuid() draws from the system's random source: the id is the session's
     // only credential beside the token.
     const QString id = QUuid::createUuid().toString(QUuid::WithoutBraces);
-    m_sessions.insert(id, Session{version, ++m_clock});
+    m_sessions.insert(id, Session{version, capabilities, ++m_clock});
     return id;
 }
 
@@ -29,6 +29,11 @@ QString McpSessions::version(const QString &id)
         return {};
     it->lastUsed = ++m_clock;
     return it->version;
+}
+
+QJsonObject McpSessions::capabilities(const QString &id) const
+{
+    return m_sessions.value(id).capabilities;
 }
 
 bool McpSessions::close(const QString &id)

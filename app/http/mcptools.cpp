@@ -3,6 +3,7 @@
 
 #include "jsonbody.h"
 #include "mcpcoderesult.h"
+#include "mcpinputstate.h"
 #include "mcprunwatch.h"
 #include "mcpschema.h"
 
@@ -340,6 +341,10 @@ void McpTools::addRunTools()
 
 void McpTools::runCode(const QJsonObject &arguments, const McpCallPtr &call, Reply reply)
 {
+    if (!call->requestState().isEmpty()) {
+        resumeRun(call, std::move(reply));
+        return;
+    }
     const Result<JsonBody> json = McpTool::arguments(arguments);
     if (!json) {
         reply(McpTool::failure(json.error().message));
@@ -370,14 +375,48 @@ void McpTools::runCode(const QJsonObject &arguments, const McpCallPtr &call, Rep
     request.language = contextId->isEmpty() ? *language : QString();
     request.env = *env;
     request.timeoutMs = *timeout;
+    // Code that reads input asks the client's user, when the client can ask one; otherwise it
+    // finds the end of input at once.
+    request.input = call->canElicit();
     const Result<core::ExecutionPtr> started = m_engine.contexts().run(request);
     if (!started) {
         reply(McpTool::failure(started.error().message));
         return;
     }
-    McpRunWatch::answer(*started, call, [this](const QString &id) {
-        (void)m_engine.contexts().interruptExecution(id);
-    }, std::move(reply));
+    followRun(*started, call, std::move(reply));
+}
+
+void McpTools::resumeRun(const McpCallPtr &call, Reply reply)
+{
+    const std::optional<QString> executionId = McpInputState::read(call->requestState());
+    if (!executionId) {
+        reply(McpTool::failure(QStringLiteral("the requestState is not one this server gave, or the server has "
+                                              "restarted since; call run_code again without it")));
+        return;
+    }
+    const Result<core::ExecutionPtr> execution = m_engine.contexts().execution(*executionId);
+    if (!execution) {
+        reply(McpTool::failure(execution.error().message));
+        return;
+    }
+    // A retry without the answer is asked again (McpRunWatch); one whose run no longer waits
+    // (the question went unanswered too long, the run was interrupted) follows it to its end.
+    const QJsonValue response = call->inputResponses().value(QLatin1String("input"));
+    if ((*execution)->isWaitingForInput() && response.isObject()) {
+        const std::optional<QString> text = McpCall::answerText(response.toObject());
+        (void)m_engine.contexts().answerInput(*executionId, text.value_or(QString()), !text.has_value());
+    }
+    followRun(*execution, call, std::move(reply));
+}
+
+void McpTools::followRun(const core::ExecutionPtr &execution, const McpCallPtr &call, Reply reply)
+{
+    McpRunWatch::answer(
+            execution, call, [this](const QString &id) { (void)m_engine.contexts().interruptExecution(id); },
+            std::move(reply), [this](const QString &id, const std::optional<QString> &text) {
+                // A conflict: the run stopped waiting meanwhile (interrupted, timed out).
+                (void)m_engine.contexts().answerInput(id, text.value_or(QString()), !text.has_value());
+            });
 }
 
 void McpTools::runCommand(const QJsonObject &arguments, const McpCallPtr &call, Reply reply)

@@ -3,6 +3,8 @@
 
 #include "mcptool.h"
 
+#include "core/contextmanager.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
@@ -26,7 +28,9 @@ namespace replhost::http {
 //
 // run_code and run_command report the output as progress notifications when the call wants
 // them, and interrupt the run when the call is cancelled (McpRunWatch; a context keeps its
-// state, as an interrupt does).
+// state, as an interrupt does). run_code's questions go to the client's user when the client
+// takes elicitation; under the stateless revision a run_code call that brings a requestState
+// answers the question of the run it names and follows that run instead of starting one.
 //
 // Ownership: the engine must outlive this object. Threading: the engine's thread.
 class McpTools {
@@ -51,6 +55,9 @@ private:
     void addRunTools();
 
     void runCode(const QJsonObject &arguments, const McpCallPtr &call, Reply reply);
+    // A retry of run_code (the stateless revision's multi round-trip requests).
+    void resumeRun(const McpCallPtr &call, Reply reply);
+    void followRun(const core::ExecutionPtr &execution, const McpCallPtr &call, Reply reply);
     void runCommand(const QJsonObject &arguments, const McpCallPtr &call, Reply reply);
 
     core::Engine &m_engine;

@@ -9,6 +9,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 
@@ -204,6 +205,77 @@ test('cancelling a long cell interrupts it and the next call still sees the vari
   assert.equal(structured(after).result, '123')
   const history = await client.callTool({ name: 'get_history', arguments: { context_id: context } })
   assert.equal(structured(history).executions[1].status, 'interrupted')
+})
+
+// A second client, one that declares elicitation: its user answers each question with what
+// `answer` returns for it. The questions asked are collected.
+async function elicitingClient(answer) {
+  const asking = new Client({ name: 'replhost-mcp-sdk-test-elicitation', version: '1.0.0' },
+    { capabilities: { elicitation: {} } })
+  const asked = []
+  asking.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params)
+    return answer(request.params)
+  })
+  await asking.connect(makeTransport())
+  return { asking, asked }
+}
+
+const askOrEof = "try:\n    print('hello', input('Name? '))\nexcept EOFError:\n    print('eof')"
+
+test('code that reads input asks the user through elicitation, and reads the answer', async (t) => {
+  if (!needs(t, 'python'))
+    return
+  const { asking, asked } = await elicitingClient(() => ({ action: 'accept', content: { value: 'Ada' } }))
+  try {
+    const result = await asking.callTool({ name: 'run_code', arguments: { language: 'python', code: askOrEof } })
+    assert.equal(result.isError, false, texts(result))
+    assert.equal(structured(result).stdout, 'hello Ada\n')
+    assert.equal(asked.length, 1)
+    assert.equal(asked[0].message, 'Name? ')
+    assert.equal(asked[0].requestedSchema.properties.value.type, 'string')
+  } finally {
+    await asking.close()
+  }
+})
+
+for (const [what, action] of [['declined', 'decline'], ['cancelled', 'cancel']]) {
+  test(`an elicitation ${what} is the end of input`, async (t) => {
+    if (!needs(t, 'python'))
+      return
+    const { asking, asked } = await elicitingClient(() => ({ action }))
+    try {
+      const result = await asking.callTool({ name: 'run_code', arguments: { language: 'python', code: askOrEof } })
+      assert.equal(structured(result).stdout, 'eof\n')
+      assert.equal(asked.length, 1)
+    } finally {
+      await asking.close()
+    }
+  })
+}
+
+test('a password is never asked through elicitation', async (t) => {
+  if (!needs(t, 'python'))
+    return
+  const { asking, asked } = await elicitingClient(() => ({ action: 'accept', content: { value: 'hunter2' } }))
+  try {
+    const result = await asking.callTool({
+      name: 'run_code',
+      arguments: { language: 'python', code: 'import getpass\ntry:\n    getpass.getpass()\nexcept EOFError:\n    print("eof")' },
+    })
+    assert.equal(structured(result).stdout, 'eof\n')
+    assert.equal(asked.length, 0)
+  } finally {
+    await asking.close()
+  }
+})
+
+test('a client without elicitation finds the end of input at once', async (t) => {
+  if (!needs(t, 'python'))
+    return
+  const result = await client.callTool({ name: 'run_code', arguments: { language: 'python', code: askOrEof } })
+  // input() writes its prompt itself when it reads the worker's own, empty, standard input.
+  assert.equal(structured(result).stdout, 'Name? eof\n')
 })
 
 test('restart_context forgets the state; interrupt of an idle context is harmless', async (t) => {
