@@ -6,6 +6,7 @@
 #include "core/execution.h"
 #include "core/pluginregistry.h"
 #include "core/workspacemanager.h"  // its default workspace name
+#include "core/workspacesettings.h"
 #include "storage/records.h"
 
 #include <replhost/sdk/result.h>
@@ -110,6 +111,15 @@ public:
                                 const QStringList &clear, Reply<void> reply) = 0;
     virtual void effectiveEnv(const QString &workspace, const QString &contextId,
                               Reply<QMap<QString, QString>> reply) = 0;
+
+    // A workspace's effective settings: the engine's defaults with the workspace's own choices
+    // over them (docs/http-api.md, "Workspace settings").
+    virtual void workspaceSettings(const QString &workspace, Reply<core::WorkspaceSettings> reply) = 0;
+    // Changes the workspace's own settings by JSON Merge Patch (null gives a field back to the
+    // default) and answers the effective settings after it. A refused value changes nothing;
+    // the error's message names the field ("limits.memory_bytes").
+    virtual void changeWorkspaceSettings(const QString &workspace, const QJsonObject &patch,
+                                         Reply<core::WorkspaceSettings> reply) = 0;
 
 signals:
     void contextAdded(const replhost::core::ContextInfo &context);

@@ -103,6 +103,28 @@ storage::WorkspaceRecord workspaceFromJson(const QJsonObject &json)
     return ws;
 }
 
+// The effective settings of a Workspace answer. The server checked them already; what the client
+// cannot check again is left to it: the volumes (their host paths are the server's allowed ones,
+// which only it knows) are read as given. The API shows effective values only, so whether the
+// network was chosen is guessed: a value other than the isolation's own must have been.
+Result<core::WorkspaceSettings> settingsFromJson(const QJsonObject &workspace)
+{
+    QJsonObject json = workspace.value(QLatin1String("settings")).toObject();
+    const QJsonArray volumes = json.take(QLatin1String("volumes")).toArray();
+    Result<core::WorkspaceSettings> settings = core::WorkspaceSettings::fromJson(json, core::WorkspaceSettings());
+    if (!settings)
+        return settings;
+    for (const QJsonValue &value : volumes) {
+        const QJsonObject volume = value.toObject();
+        settings->volumes.append({volume.value(QLatin1String("host_path")).toString(),
+                                  volume.value(QLatin1String("mount_path")).toString(),
+                                  volume.value(QLatin1String("read_only")).toBool(true)});
+    }
+    settings->networkChosen =
+            settings->network != (settings->isolation != core::WorkspaceSettings::Isolation::Sandbox);
+    return settings;
+}
+
 storage::ExecutionRecord historyFromJson(const QJsonObject &json)
 {
     storage::ExecutionRecord record;
@@ -874,6 +896,38 @@ void HttpEngine::effectiveEnv(const QString &workspace, const QString &contextId
             env.insert(it.key(), it.value().toString());
         reply(env);
     });
+}
+
+void HttpEngine::workspaceSettings(const QString &workspace, Reply<core::WorkspaceSettings> reply)
+{
+    request("GET", workspacePath(workspace, QString()), nullptr, [this, reply](Result<QJsonDocument> json) {
+        replyWorkspaceSettings(std::move(json), reply);
+    });
+}
+
+void HttpEngine::changeWorkspaceSettings(const QString &workspace, const QJsonObject &patch,
+                                         Reply<core::WorkspaceSettings> reply)
+{
+    const QJsonObject body{{QStringLiteral("settings"), patch}};
+    request("PATCH", workspacePath(workspace, QString()), &body, [this, reply](Result<QJsonDocument> json) {
+        replyWorkspaceSettings(std::move(json), reply);
+    });
+}
+
+void HttpEngine::replyWorkspaceSettings(Result<QJsonDocument> json, const Reply<core::WorkspaceSettings> &reply)
+{
+    if (!json) {
+        reply(json.error());
+        return;
+    }
+    const QJsonObject answer = json->object();
+    // What workspace() answers follows what the server just said.
+    const storage::WorkspaceRecord record = workspaceFromJson(answer);
+    for (storage::WorkspaceRecord &known : m_workspaces) {
+        if (known.name == record.name)
+            known = record;
+    }
+    reply(settingsFromJson(answer));
 }
 
 } // namespace replhost::gui

@@ -100,6 +100,9 @@ public:
                         const QStringList &unset, const QStringList &clear, Reply<void> reply) override;
     void effectiveEnv(const QString &workspace, const QString &contextId,
                       Reply<QMap<QString, QString>> reply) override;
+    void workspaceSettings(const QString &workspace, Reply<core::WorkspaceSettings> reply) override;
+    void changeWorkspaceSettings(const QString &workspace, const QJsonObject &patch,
+                                 Reply<core::WorkspaceSettings> reply) override;
 
 private:
     class EventStream;
@@ -111,6 +114,8 @@ private:
     // Sends and calls `answer` with the JSON body of a 2xx answer (null for 204), else the error
     // the server (or the network) gave.
     void request(const QByteArray &verb, const QString &path, const QJsonObject *body, JsonReply answer);
+    // Takes in the Workspace the server answered and replies with its effective settings.
+    void replyWorkspaceSettings(Result<QJsonDocument> json, const Reply<core::WorkspaceSettings> &reply);
     void requestContext(const QByteArray &verb, const QString &path, const QJsonObject *body,
                         Reply<core::ContextInfo> reply);
     struct Listing {

@@ -206,4 +206,15 @@ void InProcessEngine::effectiveEnv(const QString &workspace, const QString &cont
     reply(m_engine.contexts().effectiveEnv(workspaceName(workspace), contextId));
 }
 
+void InProcessEngine::workspaceSettings(const QString &workspace, Reply<core::WorkspaceSettings> reply)
+{
+    reply(m_engine.workspaces().settings(workspaceName(workspace)));
+}
+
+void InProcessEngine::changeWorkspaceSettings(const QString &workspace, const QJsonObject &patch,
+                                              Reply<core::WorkspaceSettings> reply)
+{
+    reply(m_engine.workspaces().changeSettings(workspaceName(workspace), patch));
+}
+
 } // namespace replhost::gui

@@ -54,6 +54,9 @@ public:
                         const QStringList &unset, const QStringList &clear, Reply<void> reply) override;
     void effectiveEnv(const QString &workspace, const QString &contextId,
                       Reply<QMap<QString, QString>> reply) override;
+    void workspaceSettings(const QString &workspace, Reply<core::WorkspaceSettings> reply) override;
+    void changeWorkspaceSettings(const QString &workspace, const QJsonObject &patch,
+                                 Reply<core::WorkspaceSettings> reply) override;
 
 private:
     core::Engine &m_engine;

@@ -3,6 +3,7 @@
 // process (InProcessEngine) and against a real replhost-server on 127.0.0.1 (HttpEngine over its
 // API), with the same expectations.
 #include "apiclient.h"
+#include "serverclient.h"
 #include "serverprocess.h"
 
 #include "core/engine.h"
@@ -10,6 +11,7 @@
 #include "gui/inprocessengine.h"
 
 #include <QDir>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -43,17 +45,9 @@ public:
             return;
         }
         QVERIFY2(m_server.start({QStringLiteral("--warm-pool"), QStringLiteral("0")}), qPrintable(m_server.error()));
-        ServerEndpoint endpoint;
-        endpoint.url = QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_server.port()));
-        endpoint.pid = m_server.pid();
-        endpoint.token = m_server.token();
-        endpoint.holder = QStringLiteral("replhost-server");
-        auto http = std::make_unique<HttpEngine>(endpoint, m_server.dataDir());
-        std::optional<Result<void>> connected;
-        http->connectToServer([&connected](Result<void> outcome) { connected = outcome; });
-        QVERIFY(QTest::qWaitFor([&connected] { return connected.has_value(); }, kTimeout));
-        QVERIFY2(*connected, *connected ? "" : qPrintable(connected->error().message));
-        m_client = std::move(http);
+        QString why;
+        m_client = connectedTo(m_server, &why, kTimeout);
+        QVERIFY2(m_client, qPrintable(why));
     }
     ~Backend()
     {
@@ -162,6 +156,12 @@ private slots:
     void refreshSeesWhatOtherClientsChanged();
     void errorsAreTheEnginesWords_data() { backends(); }
     void errorsAreTheEnginesWords();
+    void workspaceSettingsAreTheEffectiveOnes_data() { backends(); }
+    void workspaceSettingsAreTheEffectiveOnes();
+    void workspaceSettingsChangeByMergePatch_data() { backends(); }
+    void workspaceSettingsChangeByMergePatch();
+    void refusedWorkspaceSettingsNameTheField_data() { backends(); }
+    void refusedWorkspaceSettingsNameTheField();
 
 private:
     static void backends()
@@ -518,6 +518,80 @@ void tst_EngineClient::errorsAreTheEnginesWords()
     QVERIFY(unknown);
     QVERIFY(!*unknown);
     QCOMPARE(unknown->error().code, QStringLiteral("unknown_language"));
+}
+
+// The default workspace sets nothing itself: every value is the engine's default.
+void tst_EngineClient::workspaceSettingsAreTheEffectiveOnes()
+{
+    EngineClient &client = m_backend->client();
+    const auto settings = await<core::WorkspaceSettings>(
+            [&](EngineClient::Reply<core::WorkspaceSettings> reply) { client.workspaceSettings(QString(), reply); });
+    QVERIFY(settings);
+    QVERIFY2(*settings, *settings ? "" : qPrintable(settings->error().message));
+    QCOMPARE((*settings)->limits.maxContexts, 64);
+    QCOMPARE((*settings)->limits.outputBytes, qint64(16) * 1024 * 1024);
+    QCOMPARE((*settings)->isolation, core::WorkspaceSettings::Isolation::None);
+    QVERIFY((*settings)->network);
+    QVERIFY(!(*settings)->networkChosen);
+
+    const auto unknown = await<core::WorkspaceSettings>(
+            [&](EngineClient::Reply<core::WorkspaceSettings> reply) {
+                client.workspaceSettings(QStringLiteral("nowhere"), reply);
+            });
+    QVERIFY(unknown);
+    QVERIFY(!*unknown);
+    QCOMPARE(unknown->error().code, QStringLiteral("not_found"));
+}
+
+// A patch sets what it names, merges limits field by field, and null gives a field back to the
+// default; the answer and a later read are the effective settings after it.
+void tst_EngineClient::workspaceSettingsChangeByMergePatch()
+{
+    EngineClient &client = m_backend->client();
+    const auto change = [&](const QByteArray &patch) {
+        return await<core::WorkspaceSettings>([&](EngineClient::Reply<core::WorkspaceSettings> reply) {
+            client.changeWorkspaceSettings(QString(), QJsonDocument::fromJson(patch).object(), reply);
+        });
+    };
+    const auto changed = change(R"({"limits":{"max_contexts":3,"timeout_ms":5000},"network":false})");
+    QVERIFY(changed);
+    QVERIFY2(*changed, *changed ? "" : qPrintable(changed->error().message));
+    QCOMPARE((*changed)->limits.maxContexts, 3);
+    QCOMPARE((*changed)->limits.timeoutMs, 5000);
+    QVERIFY(!(*changed)->network);
+    QVERIFY((*changed)->networkChosen);
+
+    const auto merged = change(R"({"limits":{"max_contexts":null}})");
+    QVERIFY(merged);
+    QVERIFY2(*merged, *merged ? "" : qPrintable(merged->error().message));
+    QCOMPARE((*merged)->limits.maxContexts, 64);
+    QCOMPARE((*merged)->limits.timeoutMs, 5000);
+
+    const auto read = await<core::WorkspaceSettings>(
+            [&](EngineClient::Reply<core::WorkspaceSettings> reply) { client.workspaceSettings(QString(), reply); });
+    QVERIFY(read);
+    QVERIFY(*read);
+    QVERIFY(**read == **merged);
+}
+
+// A refused value changes nothing, and the engine's message names the field.
+void tst_EngineClient::refusedWorkspaceSettingsNameTheField()
+{
+    EngineClient &client = m_backend->client();
+    const auto refused = await<core::WorkspaceSettings>([&](EngineClient::Reply<core::WorkspaceSettings> reply) {
+        client.changeWorkspaceSettings(QString(), QJsonDocument::fromJson(R"({"limits":{"memory_bytes":4096}})").object(),
+                                       reply);
+    });
+    QVERIFY(refused);
+    QVERIFY(!*refused);
+    QCOMPARE(refused->error().code, QStringLiteral("bad_request"));
+    QVERIFY2(refused->error().message.contains(QStringLiteral("limits.memory_bytes")),
+             qPrintable(refused->error().message));
+    const auto read = await<core::WorkspaceSettings>(
+            [&](EngineClient::Reply<core::WorkspaceSettings> reply) { client.workspaceSettings(QString(), reply); });
+    QVERIFY(read);
+    QVERIFY(*read);
+    QCOMPARE((*read)->limits.memoryBytes, 0);
 }
 
 QTEST_MAIN(tst_EngineClient)
