@@ -415,13 +415,9 @@ void WorkbenchWindow::buildActions()
     QAction *workspaceSettings = addAction(
         QStringLiteral("actionWorkspaceSettings"), tr("&Workspace Settings…"), {},
         tr("Limits, isolation and network of the selected workspace"), [this] {
-            if (core::Engine *local = m_engine.localEngine()) {
-                WorkspaceSettingsDialog dialog(*local, m_workspace, this);
-                dialog.exec();
-            }
+            WorkspaceSettingsDialog dialog(m_engine, m_workspace, this);
+            dialog.exec();
         });
-    // The dialog works on an engine in this process; an attached window's is the server's.
-    workspaceSettings->setEnabled(m_engine.localEngine() != nullptr);
     QAction *complete = addAction(QStringLiteral("actionComplete"), tr("&Complete"),
                                   {QKeySequence(Qt::CTRL | Qt::Key_Space)},
                                   tr("Complete the name before the cursor, asking the context"),

@@ -3,7 +3,7 @@
 
 #include "bytesizespinbox.h"
 
-#include "core/engine.h"
+#include "engineclient.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,6 +13,8 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -52,7 +54,7 @@ qint64 valueOf(const QAbstractSpinBox *box)
 
 } // namespace
 
-WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QString &workspace,
+WorkspaceSettingsDialog::WorkspaceSettingsDialog(EngineClient &engine, const QString &workspace,
                                                  QWidget *parent)
     : QDialog(parent)
     , m_engine(engine)
@@ -60,27 +62,24 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
     , m_isolation(new QComboBox(this))
     , m_network(new QCheckBox(tr("Workers may reach the network"), this))
     , m_viewPath(new QLineEdit(this))
+    , m_status(new QLabel(tr("Loading the workspace's settings…"), this))
     , m_error(new QLabel(this))
+    , m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
 {
     setWindowTitle(tr("Settings of Workspace %1").arg(m_workspace));
-    auto loaded = engine.workspaces().settings(m_workspace);
-    m_loaded = loaded ? *loaded : engine.workspaces().defaultSettings();
 
     auto *form = new QFormLayout;
-    const QJsonObject limits = m_loaded.toJson().value(QLatin1String("limits")).toObject();
     for (const LimitRow &row : kRows) {
         const QString name = QLatin1String(row.name);
         QAbstractSpinBox *box = nullptr;
         if (row.bytes) {
             auto *bytes = new ByteSizeSpinBox(this);
             bytes->setRange(0, double(qint64(1) << 50));
-            bytes->setValue(double(limits.value(name).toInteger()));
             box = bytes;
         } else {
             auto *ints = new QSpinBox(this);
             ints->setRange(0, INT_MAX);
             ints->setSuffix(QLatin1String(row.suffix));
-            ints->setValue(int(limits.value(name).toInteger()));
             box = ints;
         }
         box->setObjectName(name);
@@ -92,62 +91,112 @@ WorkspaceSettingsDialog::WorkspaceSettingsDialog(core::Engine &engine, const QSt
     m_isolation->setObjectName(QStringLiteral("isolation"));
     m_isolation->addItem(tr("None"), QStringLiteral("none"));
     m_isolation->addItem(tr("Sandbox"), QStringLiteral("sandbox"));
-    m_isolation->setCurrentIndex(
-        m_loaded.isolation == core::WorkspaceSettings::Isolation::Sandbox ? 1 : 0);
     form->addRow(tr("Isolation:"), m_isolation);
     m_network->setObjectName(QStringLiteral("network"));
-    m_network->setChecked(m_loaded.network);
     m_network->setToolTip(tr("Unless set, a sandboxed workspace has only a loopback of its own "
                              "and an unsandboxed one the host's network"));
     form->addRow(QString(), m_network);
     m_viewPath->setObjectName(QStringLiteral("view_path"));
-    m_viewPath->setText(m_loaded.viewPath);
     m_viewPath->setPlaceholderText(tr("its own path on this machine"));
     m_viewPath->setToolTip(tr("Where a sandbox's code sees its workspace, as a container's code "
                               "sees its home (e.g. /home/user): HOME and the working directory are "
                               "there, and /tmp is kept in the workspace"));
     m_viewPath->setAccessibleName(tr("Workspace seen at"));
     form->addRow(tr("Workspace seen at:"), m_viewPath);
-    // A view exists only inside a sandbox; the engine refuses one without it.
-    const auto viewFollowsIsolation = [this] {
-        m_viewPath->setEnabled(m_isolation->currentData().toString() == QLatin1String("sandbox"));
-    };
-    viewFollowsIsolation();
-    connect(m_isolation, &QComboBox::currentIndexChanged, this, viewFollowsIsolation);
     // Until someone sets it, the network follows the isolation (WorkspaceSettings::network).
     connect(m_isolation, &QComboBox::currentIndexChanged, this, [this] {
         if (!m_loaded.networkChosen && !m_networkTouched)
             m_network->setChecked(m_isolation->currentData().toString() != QLatin1String("sandbox"));
     });
+    // A view exists only inside a sandbox; the engine refuses one without it.
+    connect(m_isolation, &QComboBox::currentIndexChanged, this, [this] { setFieldsEnabled(m_isLoaded); });
     connect(m_network, &QCheckBox::clicked, this, [this] { m_networkTouched = true; });
 
     auto *note = new QLabel(tr("Changes apply to contexts created, runs started and workers "
                                "started after them; running workers keep their limits."),
                             this);
     note->setWordWrap(true);
+    m_status->setObjectName(QStringLiteral("status"));
     m_error->setObjectName(QStringLiteral("error"));
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->setForegroundRole(QPalette::BrightText);
     m_error->hide();
-    if (!loaded) {
-        m_error->setText(loaded.error().message);
-        m_error->show();
-    }
 
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    connect(buttons, &QDialogButtonBox::accepted, this, &WorkspaceSettingsDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &WorkspaceSettingsDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(note);
+    layout->addWidget(m_status);
     layout->addWidget(m_error);
-    layout->addWidget(buttons);
+    layout->addWidget(m_buttons);
+
+    setFieldsEnabled(false);
+    // Last: the engine in this process answers at once, into the fields made above.
+    QPointer<WorkspaceSettingsDialog> self(this);
+    m_engine.workspaceSettings(m_workspace, [self](Result<core::WorkspaceSettings> settings) {
+        if (!self)
+            return;
+        self->m_status->hide();
+        if (!settings) {
+            self->showError(settings.error().message);
+            emit self->loaded(false);
+            return;
+        }
+        self->fill(*settings);
+        self->m_isLoaded = true;
+        self->setFieldsEnabled(true);
+        emit self->loaded(true);
+    });
 }
 
-Result<core::WorkspaceSettings> WorkspaceSettingsDialog::apply()
+void WorkspaceSettingsDialog::fill(const core::WorkspaceSettings &settings)
 {
+    m_loaded = settings;
+    const QJsonObject limits = m_loaded.toJson().value(QLatin1String("limits")).toObject();
+    for (auto it = m_limits.cbegin(); it != m_limits.cend(); ++it) {
+        const qint64 value = limits.value(it.key()).toInteger();
+        if (auto *ints = qobject_cast<QSpinBox *>(it.value()))
+            ints->setValue(int(value));
+        else
+            static_cast<QDoubleSpinBox *>(it.value())->setValue(double(value));
+    }
+    {
+        // Shown as it is: the network follows a change of the isolation, not its display.
+        const QSignalBlocker quiet(m_isolation);
+        m_isolation->setCurrentIndex(
+            m_loaded.isolation == core::WorkspaceSettings::Isolation::Sandbox ? 1 : 0);
+    }
+    m_network->setChecked(m_loaded.network);
+    m_viewPath->setText(m_loaded.viewPath);
+}
+
+void WorkspaceSettingsDialog::setFieldsEnabled(bool enabled)
+{
+    for (QAbstractSpinBox *box : std::as_const(m_limits))
+        box->setEnabled(enabled);
+    m_isolation->setEnabled(enabled);
+    m_network->setEnabled(enabled);
+    m_viewPath->setEnabled(enabled && m_isolation->currentData().toString() == QLatin1String("sandbox"));
+    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(enabled && !m_applying);
+}
+
+void WorkspaceSettingsDialog::showError(const QString &message)
+{
+    m_error->setText(message);
+    m_error->show();
+}
+
+void WorkspaceSettingsDialog::apply(std::function<void(Result<core::WorkspaceSettings>)> done)
+{
+    if (!m_isLoaded || m_applying) {
+        if (done)
+            done(makeError(QStringLiteral("busy"), m_isLoaded ? tr("A change is being applied already")
+                                                              : tr("The settings have not been read yet")));
+        return;
+    }
     // Only what changed, so a field the workspace leaves to the server's default keeps
     // following it.
     const QJsonObject before = m_loaded.toJson();
@@ -173,16 +222,26 @@ Result<core::WorkspaceSettings> WorkspaceSettingsDialog::apply()
     if (viewPath != m_loaded.viewPath)
         patch.insert(QStringLiteral("view_path"), viewPath.isEmpty() ? QJsonValue() : QJsonValue(viewPath));
 
-    auto changed = m_engine.workspaces().changeSettings(m_workspace, patch);
-    if (!changed) {
-        m_error->setText(changed.error().message);
-        m_error->show();
-        return changed;
-    }
-    m_loaded = *changed;
-    m_error->clear();
-    m_error->hide();
-    return changed;
+    m_applying = true;
+    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(false);
+    QPointer<WorkspaceSettingsDialog> self(this);
+    m_engine.changeWorkspaceSettings(m_workspace, patch, [self, done](Result<core::WorkspaceSettings> changed) {
+        if (self) {
+            self->m_applying = false;
+            if (changed) {
+                self->m_loaded = *changed;
+                self->m_error->clear();
+                self->m_error->hide();
+            } else {
+                self->showError(changed.error().message);
+            }
+            self->setFieldsEnabled(true);
+        }
+        if (done)
+            done(changed);
+        if (self)
+            emit self->applied(bool(changed));
+    });
 }
 
 QString WorkspaceSettingsDialog::errorText() const
@@ -192,8 +251,11 @@ QString WorkspaceSettingsDialog::errorText() const
 
 void WorkspaceSettingsDialog::accept()
 {
-    if (apply())
-        QDialog::accept();
+    QPointer<WorkspaceSettingsDialog> self(this);
+    apply([self](const Result<core::WorkspaceSettings> &changed) {
+        if (self && changed)
+            self->QDialog::accept();
+    });
 }
 
 } // namespace replhost::gui

@@ -15,16 +15,21 @@
 #include "gui/outputview.h"
 #include "gui/workbenchengine.h"
 #include "gui/workbenchwindow.h"
+#include "gui/workspacesettingsdialog.h"
 
+#include <QAction>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 #include <csignal>
 #include <optional>
@@ -126,6 +131,7 @@ private slots:
     void aDirectoryOfItsOwnIsOpenedInProcess();
     void aServerThatWentAwayIsSaidInTheStatusBar();
     void comingBackToTheWindowShowsWhatOthersCreated();
+    void workspaceSettingsChangeTheServersWorkspace();
     void theWorkbenchProcessAttachesAndEndsOnSigterm();
     void aHolderWithoutAnApiIsRefusedWithWhyAndSigtermEndsTheDialog();
 };
@@ -262,6 +268,49 @@ void tst_AttachedWorkbench::comingBackToTheWindowShowsWhatOthersCreated()
     window.activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(&window));
     QVERIFY(QTest::qWaitFor([&] { return window.contextTree()->contextItem(created) != nullptr; }, kTimeout));
+}
+
+// The settings dialog works on the server's workspace: it reads the settings from the server
+// and OK sends the change there.
+void tst_AttachedWorkbench::workspaceSettingsChangeTheServersWorkspace()
+{
+    ServerProcess server;
+    WorkbenchEngine attached;
+    const QString problem = startAndAttach(server, &attached);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QTemporaryDir settings;
+    WorkbenchWindow window(*attached.client, optionsIn(settings));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto *action = window.findChild<QAction *>(QStringLiteral("actionWorkspaceSettings"));
+    QVERIFY(action);
+    QVERIFY(action->isEnabled());
+
+    // The dialog is modal: it is worked from the event loop its exec() runs. Should it never
+    // load, it is closed, and the check below says what is missing.
+    bool edited = false;
+    const QDeadlineTimer deadline(kTimeout);
+    QTimer driver;
+    connect(&driver, &QTimer::timeout, &window, [&] {
+        auto *dialog = window.findChild<WorkspaceSettingsDialog *>();
+        if (!dialog || !dialog->isVisible())
+            return;
+        if (dialog->isLoaded() && !edited) {
+            edited = true;
+            dialog->findChild<QSpinBox *>(QStringLiteral("max_contexts"))->setValue(7);
+            dialog->accept();
+        } else if (deadline.hasExpired()) {
+            dialog->reject();
+        }
+    });
+    driver.start(10);
+    action->trigger();
+    driver.stop();
+    QVERIFY(edited);
+    const ApiClient api(server.port(), server.token());
+    QCOMPARE(api.get(QStringLiteral("/v1/workspaces/default")).object().value(QStringLiteral("settings"))
+                     .toObject().value(QStringLiteral("limits")).toObject().value(QStringLiteral("max_contexts")).toInt(),
+             7);
 }
 
 void tst_AttachedWorkbench::theWorkbenchProcessAttachesAndEndsOnSigterm()

@@ -171,7 +171,7 @@ int main(int argc, char *argv[])
     }
 
     {
-        gui::WorkspaceSettingsDialog dialog(*engine, QStringLiteral("default"), window.get());
+        gui::WorkspaceSettingsDialog dialog(client, QStringLiteral("default"), window.get());
         dialog.show();
         dialog.move(screen.center() - dialog.rect().center());
         shoot(out, QStringLiteral("workspace-settings"));
