@@ -12,10 +12,13 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
+#include <QProcessEnvironment>
 #include <QTest>
 
 #include <optional>
 
+#include <signal.h>
 #include <sys/stat.h>
 
 CommandRun InstalledApp::installBuildTree(const QString &prefix)
@@ -128,7 +131,7 @@ QString InstalledApp::checkWorkbenchHelp() const
     return {};
 }
 
-QString InstalledApp::checkUserUnitGivesEachUserAPort(const QString &unitPrefix, const QString &scratchDir) const
+QString InstalledApp::readUserUnit(const QString &unitPrefix, UnitCommand &unitCommand) const
 {
     QFile unit(QDir(m_prefix).filePath(QStringLiteral("lib/systemd/user/replhost-server.service")));
     if (!unit.open(QIODevice::ReadOnly))
@@ -151,23 +154,92 @@ QString InstalledApp::checkUserUnitGivesEachUserAPort(const QString &unitPrefix,
     if (!umask)
         return QStringLiteral("the unit sets no UMask");
     // The program where the unit names it, in this tree.
-    const QString program = m_prefix + command.takeFirst().mid(unitPrefix.size());
-    if (!QFileInfo(program).isExecutable())
-        return QStringLiteral("the unit's program %1 is not an executable").arg(program);
+    unitCommand.program = m_prefix + command.takeFirst().mid(unitPrefix.size());
+    if (!QFileInfo(unitCommand.program).isExecutable())
+        return QStringLiteral("the unit's program %1 is not an executable").arg(unitCommand.program);
+    unitCommand.arguments = command;
+    unitCommand.umask = *umask;
+    return {};
+}
+
+QString InstalledApp::startUserUnit(const UnitCommand &unit, const QString &home, ServerProcess &server) const
+{
+    // ServerProcess puts `--port 0 --warm-pool 0` before the unit's arguments: the unit's
+    // `--port auto` wins over the first, and no pooled worker slows the start.
+    server.setExecutable(unit.program);
+    server.setUmask(unit.umask);
+    if (!server.startWithDefaultDataDir(unit.arguments, isolatedEnvironment(home)))
+        return server.error();
+    return {};
+}
+
+QString InstalledApp::checkWorkbenchAttachesToTheUnitsServer(const QString &unitPrefix,
+                                                             const QString &scratchDir) const
+{
+    UnitCommand unit;
+    if (const QString failure = readUserUnit(unitPrefix, unit); !failure.isEmpty())
+        return failure;
+    if (!QDir().mkpath(QDir(scratchDir).filePath(QStringLiteral("home"))))
+        return QStringLiteral("cannot make a home in %1").arg(scratchDir);
+    ServerProcess server;
+    if (const QString failure = startUserUnit(unit, scratchDir, server); !failure.isEmpty())
+        return QStringLiteral("the unit's server: %1").arg(failure);
+
+    // The workbench as the desktop entry starts it: no options, the same user's home.
+    QProcess workbench;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    const QMap<QString, QString> isolated = isolatedEnvironment(scratchDir);
+    for (auto it = isolated.cbegin(); it != isolated.cend(); ++it)
+        environment.insert(it.key(), it.value());
+    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    environment.remove(QStringLiteral("REPLHOST_TOKEN"));
+    workbench.setProcessEnvironment(environment);
+    workbench.start(binary(QStringLiteral("replhost")), {});
+    if (!workbench.waitForStarted(10000))
+        return QStringLiteral("the workbench does not start: %1").arg(workbench.errorString());
+    const QByteArray expected = QStringLiteral("replhost: attached to replhost-server on 127.0.0.1:%1 (pid %2)\n")
+                                        .arg(server.port())
+                                        .arg(server.pid())
+                                        .toUtf8();
+    QByteArray said;
+    const QDeadlineTimer deadline(30000);
+    while (!said.contains(expected) && !deadline.hasExpired() && workbench.state() == QProcess::Running) {
+        workbench.waitForReadyRead(200);
+        said += workbench.readAllStandardOutput();
+    }
+    const auto stop = [&workbench] {
+        ::kill(pid_t(workbench.processId()), SIGTERM);
+        return workbench.waitForFinished(15000);
+    };
+    if (!said.contains(expected)) {
+        stop();
+        return QStringLiteral("the workbench did not say it attached (\"%1\"): %2 %3")
+                .arg(QString::fromUtf8(expected.trimmed()), QString::fromUtf8(said),
+                     QString::fromUtf8(workbench.readAllStandardError()));
+    }
+    if (!stop() || workbench.exitStatus() != QProcess::NormalExit || workbench.exitCode() != 0)
+        return QStringLiteral("the attached workbench did not end with 0 on SIGTERM");
+    // The engine was the server's: it goes on.
+    if (ApiClient(server.port(), server.token()).get(QStringLiteral("/healthz")).status != 200)
+        return QStringLiteral("the unit's server stopped with the workbench");
+    return {};
+}
+
+QString InstalledApp::checkUserUnitGivesEachUserAPort(const QString &unitPrefix, const QString &scratchDir) const
+{
+    UnitCommand unit;
+    if (const QString failure = readUserUnit(unitPrefix, unit); !failure.isEmpty())
+        return failure;
 
     // Two users: two homes, as systemd gives each user manager its own HOME. The port a server
     // takes depends on its data directory and on which ports are free, not on the user id.
-    // ServerProcess puts `--port 0 --warm-pool 0` before the unit's arguments: the unit's
-    // `--port auto` wins over the first, and no pooled worker slows the start.
     ServerProcess alice;
     ServerProcess bob;
     ServerProcess *users[] = {&alice, &bob};
     for (ServerProcess *server : users) {
         const QString user = server == &alice ? QStringLiteral("alice") : QStringLiteral("bob");
-        server->setExecutable(program);
-        server->setUmask(*umask);
-        if (!server->startWithDefaultDataDir(command, isolatedEnvironment(QDir(scratchDir).filePath(user))))
-            return QStringLiteral("%1's server: %2").arg(user, server->error());
+        if (const QString failure = startUserUnit(unit, QDir(scratchDir).filePath(user), *server); !failure.isEmpty())
+            return QStringLiteral("%1's server: %2").arg(user, failure);
     }
     if (alice.port() == 0 || alice.port() == bob.port())
         return QStringLiteral("both users' servers listen on port %1").arg(alice.port());
@@ -207,7 +279,7 @@ QString InstalledApp::checkUserUnitGivesEachUserAPort(const QString &unitPrefix,
     if (context.isEmpty())
         return QStringLiteral("cannot create a bash context");
     const QJsonObject run = api.runAndWait(context, QStringLiteral("umask"));
-    const QString expected = QStringLiteral("%1\n").arg(uint(*umask), 4, 8, QLatin1Char('0'));
+    const QString expected = QStringLiteral("%1\n").arg(uint(unit.umask), 4, 8, QLatin1Char('0'));
     if (run.value(QLatin1String("stdout")).toString() != expected)
         return QStringLiteral("a worker's umask is not the unit's %1: %2")
                 .arg(expected.trimmed(), QString::fromUtf8(QJsonDocument(run).toJson()));

@@ -3,8 +3,13 @@
 
 #include "commandrun.h"
 
+class ServerProcess;
+
 #include <QMap>
 #include <QString>
+#include <QStringList>
+
+#include <sys/types.h>
 
 #include <utility>
 
@@ -43,6 +48,22 @@ public:
     // unit's UMask.
     QString checkUserUnitGivesEachUserAPort(const QString &unitPrefix, const QString &scratchDir) const;
 
+    // The workbench started as the desktop entry starts it (no options, offscreen), while the
+    // user unit's server (started as in checkUserUnitGivesEachUserAPort) holds the user's data
+    // directory: it attaches to that server and says so, ends with 0 on SIGTERM, and the server
+    // goes on.
+    QString checkWorkbenchAttachesToTheUnitsServer(const QString &unitPrefix, const QString &scratchDir) const;
+
 private:
+    // What the installed user unit runs: its ExecStart, the program found in this tree.
+    struct UnitCommand {
+        QString program;
+        QStringList arguments;
+        mode_t umask = 0;
+    };
+    QString readUserUnit(const QString &unitPrefix, UnitCommand &unit) const;
+    // Starts `unit` as the user manager of a user whose home is under `home` would.
+    QString startUserUnit(const UnitCommand &unit, const QString &home, ServerProcess &server) const;
+
     QString m_prefix;
 };

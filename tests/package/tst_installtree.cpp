@@ -174,6 +174,13 @@ private slots:
         QVERIFY2(failure.isEmpty(), qPrintable(failure));
     }
 
+    void workbenchAttachesToTheUnitsServer()
+    {
+        const QString failure = InstalledApp(m_tree).checkWorkbenchAttachesToTheUnitsServer(
+                m_installPrefix, QDir(m_scratch.path()).filePath(QStringLiteral("desktop-user")));
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+    }
+
     void movedTreeReportsItsVersion()
     {
         const QString failure = InstalledApp(m_tree).checkServerVersion();
