@@ -103,6 +103,31 @@ QJsonObject ContextInfo::toJson() const
     };
 }
 
+ContextInfo ContextInfo::fromJson(const QJsonObject &json)
+{
+    const auto msecsOf = [&json](QLatin1String key) {
+        const QDateTime when = QDateTime::fromString(json.value(key).toString(), Qt::ISODateWithMs);
+        return when.isValid() ? when.toMSecsSinceEpoch() : 0;
+    };
+    ContextInfo info;
+    info.id = json.value(QLatin1String("id")).toString();
+    info.workspace = json.value(QLatin1String("workspace")).toString();
+    info.language = json.value(QLatin1String("language")).toString();
+    info.name = json.value(QLatin1String("name")).toString();
+    info.cwd = json.value(QLatin1String("cwd")).toString();
+    info.state = json.value(QLatin1String("state")).toString();
+    info.resident = json.value(QLatin1String("resident")).toBool();
+    info.restore = json.value(QLatin1String("restore")).toString();
+    info.executionCount = json.value(QLatin1String("execution_count")).toInt();
+    info.queued = json.value(QLatin1String("queued")).toInt();
+    info.pid = json.value(QLatin1String("pid")).toInteger();
+    info.createdAt = msecsOf(QLatin1String("created_at"));
+    info.lastUsedAt = msecsOf(QLatin1String("last_used_at"));
+    info.languageVersion = json.value(QLatin1String("language_version")).toString();
+    info.lastRestore = json.value(QLatin1String("restored")).toObject();
+    return info;
+}
+
 ContextManager::ContextManager(storage::Store *store, storage::HistoryWriter *writer,
                                PluginRegistry *plugins, WorkspaceManager *workspaces,
                                QJsonObject languageSettings, int finishedExecutionsKept,

@@ -57,7 +57,11 @@ struct ContextInfo {
     // duration_ms, ...); empty when it has not been restored since the engine started.
     QJsonObject lastRestore;
 
+    // The Context document of the HTTP API (docs/http-api.md), and back: fromJson reads what
+    // toJson wrote (times as ISO 8601, null as absent), so a client of the API holds the same
+    // value the engine had. Fields it lacks keep their defaults.
     QJsonObject toJson() const;
+    static ContextInfo fromJson(const QJsonObject &json);
 };
 
 struct CreateContextRequest {

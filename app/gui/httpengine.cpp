@@ -34,27 +34,6 @@ qint64 msecsOf(const QJsonValue &isoTime)
     return when.isValid() ? when.toMSecsSinceEpoch() : 0;
 }
 
-core::ContextInfo contextFromJson(const QJsonObject &json)
-{
-    core::ContextInfo info;
-    info.id = json.value(QLatin1String("id")).toString();
-    info.workspace = json.value(QLatin1String("workspace")).toString();
-    info.language = json.value(QLatin1String("language")).toString();
-    info.name = json.value(QLatin1String("name")).toString();
-    info.cwd = json.value(QLatin1String("cwd")).toString();
-    info.state = json.value(QLatin1String("state")).toString();
-    info.resident = json.value(QLatin1String("resident")).toBool();
-    info.restore = json.value(QLatin1String("restore")).toString();
-    info.executionCount = json.value(QLatin1String("execution_count")).toInt();
-    info.queued = json.value(QLatin1String("queued")).toInt();
-    info.pid = json.value(QLatin1String("pid")).toInteger();
-    info.createdAt = msecsOf(json.value(QLatin1String("created_at")));
-    info.lastUsedAt = msecsOf(json.value(QLatin1String("last_used_at")));
-    info.languageVersion = json.value(QLatin1String("language_version")).toString();
-    info.lastRestore = json.value(QLatin1String("restored")).toObject();
-    return info;
-}
-
 core::PluginSearchDir searchDirFromJson(const QJsonObject &json)
 {
     return {json.value(QLatin1String("directory")).toString(), json.value(QLatin1String("origin")).toString()};
@@ -475,7 +454,7 @@ void HttpEngine::readContexts(int workspaceIndex, Listing listing, std::function
             return;
         }
         for (const QJsonValue &context : contexts->array())
-            listing.contexts.append(contextFromJson(context.toObject()));
+            listing.contexts.append(core::ContextInfo::fromJson(context.toObject()));
         readContexts(workspaceIndex + 1, std::move(listing), done);
     });
 }
@@ -550,7 +529,7 @@ void HttpEngine::refreshContext(const QString &workspace, const QString &id)
     request("GET", workspacePath(workspace, QStringLiteral("/contexts/") + id), nullptr,
             [this, workspace, id](Result<QJsonDocument> json) {
         if (json)
-            remember(contextFromJson(json->object()));
+            remember(core::ContextInfo::fromJson(json->object()));
         else if (json.error().code == QLatin1String("not_found"))
             forget(workspace, id);
     });
@@ -564,7 +543,7 @@ void HttpEngine::requestContext(const QByteArray &verb, const QString &path, con
             reply(json.error());
             return;
         }
-        reply(remember(contextFromJson(json->object())));
+        reply(remember(core::ContextInfo::fromJson(json->object())));
     });
 }
 

@@ -266,6 +266,21 @@ private slots:
 
     void cleanup() { m_engine.reset(); }
 
+    // The Context document a client of the API reads is the engine's ContextInfo again, every
+    // field of a context that has run (pid, language version, times) included.
+    void contextInfoReadsBackFromItsJson()
+    {
+        const QString context = createContext(QStringLiteral("bash"));
+        QVERIFY(!context.isEmpty());
+        const ExecutionPtr execution = run(context, QStringLiteral("cd /tmp"));
+        QVERIFY(execution);
+        const QJsonObject json = m_engine.info(context).toJson();
+        QVERIFY(json.value(QLatin1String("pid")).toInteger() > 0);
+        QVERIFY(json.value(QLatin1String("last_used_at")).isString());
+        QCOMPARE(ContextInfo::fromJson(json).toJson(), json);
+        QCOMPARE(ContextInfo::fromJson(json).createdAt, m_engine.info(context).createdAt);
+    }
+
     void stateSurvivesAcrossRuns_data()
     {
         QTest::addColumn<QString>("language");
