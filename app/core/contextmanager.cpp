@@ -781,6 +781,9 @@ QJsonObject ContextManager::workerSettings(const QString &language, const QStrin
 {
     Q_UNUSED(contextId)
     QJsonObject settings = m_languageSettings.value(language).toObject();
+    // Which members of the SDK's request structs the plugin's own objects have (SessionOptions).
+    if (auto plugin = m_plugins->resolve(language))
+        settings.insert(QStringLiteral("sdk_version"), (*plugin)->sdkVersion);
     // The worker-level part of the workspace's settings, as they are when the worker starts.
     auto ws = m_store->workspaceById(workspaceId);
     if (!ws || !ws->has_value())

@@ -99,7 +99,7 @@ void ignoreSigpipe()
     });
 }
 
-QByteArray executeFrameBody(const ExecuteRequest &request)
+QByteArray executeFrameBody(const ExecuteRequest &request, bool allowInput)
 {
     // Written field by field: one pass, ASCII from the start, instead of a QJsonObject that is
     // serialized and then escaped.
@@ -129,7 +129,7 @@ QByteArray executeFrameBody(const ExecuteRequest &request)
         body.append(",\"cwd\":");
         appendJsonString(body, request.cwd);
     }
-    if (request.allowInput)
+    if (allowInput)
         body.append(",\"input\":true");
     body.append('}');
     return body;

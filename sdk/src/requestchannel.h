@@ -20,8 +20,9 @@ namespace replhost::sdk {
 // the signal around them instead.
 void ignoreSigpipe();
 
-// The execute request (protocol §3) as a frame body, ASCII JSON.
-QByteArray executeFrameBody(const ExecuteRequest &request);
+// The execute request (protocol §3) as a frame body, ASCII JSON. `allowInput` stands for
+// request.allowInput, which requests of plugins older than SDK 1.3 do not have.
+QByteArray executeFrameBody(const ExecuteRequest &request, bool allowInput);
 
 // The host's end of a worker's request pipe: frames written as they are sent, what the pipe does
 // not take at once kept in order and written when it has room again. A write to a worker that

@@ -43,6 +43,19 @@ void rejectLater(Session *session, const ExecuteRequest &request, const QString 
         Qt::QueuedConnection);
 }
 
+// Whether a plugin built against SDK `version` ("MAJOR.MINOR") makes ExecuteRequests with
+// allowInput, the member SDK 1.3 appended. Unknown or absent: yes, as for this SDK's own.
+bool sdkVersionHasAllowInput(const QString &version)
+{
+    const qsizetype dot = version.indexOf(QLatin1Char('.'));
+    bool majorOk = false, minorOk = false;
+    const int major = version.left(dot).toInt(&majorOk);
+    const int minor = dot < 0 ? 0 : version.mid(dot + 1).toInt(&minorOk);
+    if (!majorOk || !minorOk)
+        return true;
+    return major > 1 || (major == 1 && minor >= 3);
+}
+
 } // namespace
 
 void workerprocess::replyLater(Session::ReplyCallback reply, Error error)
@@ -75,6 +88,8 @@ WorkerProcess::Private::Private(WorkerProcess *q, WorkerSpec spec, SessionOption
 {
     out[0].name = QStringLiteral("stdout");
     out[1].name = QStringLiteral("stderr");
+    requestsHaveAllowInput = sdkVersionHasAllowInput(
+        this->options.settings.value(QLatin1String("sdk_version")).toString());
     clock.start();
     syncTimer.setSingleShot(true);
     startTimer.setSingleShot(true);
@@ -386,13 +401,21 @@ void WorkerProcess::execute(const ExecuteRequest &request)
         return;
     }
     d->exec = Private::Execution{request.id, request.executionCount};
-    d->exec->inputAllowed = request.allowInput;
+    // A plugin built against SDK 1.0-1.2 may pass a request it made itself: its ExecuteRequest
+    // ends before allowInput, so that member is read (and the request copied) only for plugins
+    // that have it. Their drivers never ask for input anyway.
+    const bool allowInput = d->requestsHaveAllowInput && request.allowInput;
+    d->exec->inputAllowed = allowInput;
     if (d->view && !request.cwd.isEmpty()) {
-        ExecuteRequest inside = request;
+        ExecuteRequest inside;
+        inside.id = request.id;
+        inside.code = request.code;
+        inside.executionCount = request.executionCount;
+        inside.env = request.env;
         inside.cwd = sandboxPathOf(*d->view, QDir::cleanPath(request.cwd));
-        d->requests.send(executeFrameBody(inside));
+        d->requests.send(executeFrameBody(inside, allowInput));
     } else {
-        d->requests.send(executeFrameBody(request));
+        d->requests.send(executeFrameBody(request, allowInput));
     }
     if (d->implicitStarted) {
         // The driver sends no `started` (protocol §4): the run counts as started from here, for

@@ -252,6 +252,9 @@ public:
 
     FrameReader frames;
     bool implicitStarted = false; // from hello: the driver leaves `started` to the host
+    // The plugin's requests have ExecuteRequest::allowInput: its settings' "sdk_version" is 1.3
+    // or later, or absent (a host that passes no version passes requests of this SDK).
+    bool requestsHaveAllowInput = true;
     std::unique_ptr<char[]> eventBuffer;
     bool readingEvents = false;
     bool eventsDeferred = false;

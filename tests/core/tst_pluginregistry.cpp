@@ -412,6 +412,22 @@ private slots:
         QCOMPARE(registry.availableLanguages(), QStringList{QStringLiteral("ghost")});
     }
 
+    // A plugin's sdkVersion tells the host which members of the SDK's structs its own objects
+    // have (ExecuteRequest::allowInput since 1.3): the plugins built with this tree declare it.
+    void firstPartyPluginsDeclareTheSdkTheyAreBuiltWith()
+    {
+        PluginRegistry registry;
+        registry.discover({QStringLiteral(REPLHOST_TEST_PLUGIN_DIR)}, {});
+        QStringList ids;
+        for (const PluginEntry &entry : registry.entries()) {
+            QVERIFY2(entry.sdkVersion == QLatin1String(REPLHOST_SDK_VERSION_STRING),
+                     qPrintable(entry.fileName + QStringLiteral(" declares ") + entry.sdkVersion));
+            ids << entry.id;
+        }
+        for (const char *id : {"python", "javascript", "typescript", "bash", "perl", "go", "java"})
+            QVERIFY2(ids.contains(QLatin1String(id)), id);
+    }
+
     void missingSearchDirectoriesAreSkipped()
     {
         QTemporaryDir empty;

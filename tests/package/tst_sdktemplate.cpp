@@ -10,6 +10,8 @@
 #include "installedapp.h"
 #include "serverprocess.h"
 
+#include <replhost/sdk/version.h>
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -127,7 +129,8 @@ private slots:
                 lua = value.toObject();
         }
         QCOMPARE(lua.value(QLatin1String("state")).toString(), QStringLiteral("loaded"));
-        QCOMPARE(lua.value(QLatin1String("sdk_version")).toString(), QStringLiteral("1.0"));
+        QCOMPARE(lua.value(QLatin1String("sdk_version")).toString(),
+                 QStringLiteral(REPLHOST_SDK_VERSION_STRING));
         QCOMPARE(lua.value(QLatin1String("version")).toString(), QStringLiteral("5.3"));
     }
 

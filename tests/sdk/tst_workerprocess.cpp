@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
+#include <QJsonValue>
 #include <QPointer>
 #include <QProcessEnvironment>
 #include <QSignalSpy>
@@ -997,6 +998,37 @@ frame:{"type":"clear_output","id":"$ID","wait":true})")));
         QVERIFY(run(*session, recorder, request("r", "revision")));
         QCOMPARE(recorder.text("r", "stdout"),
                  QStringLiteral("revision:%1\n").arg(replhost::sdk::kWorkerProtocolRevision));
+    }
+
+    // ExecuteRequest::allowInput came with SDK 1.3: a plugin built against an older SDK may pass
+    // requests of its own that end before it, so it is read only for plugins that have it (the
+    // host names the plugin's SDK in the settings).
+    void allowInputIsReadOnlyForPluginsThatHaveIt_data()
+    {
+        QTest::addColumn<QJsonValue>("sdkVersion");
+        QTest::addColumn<QString>("sent");
+        QTest::newRow("no version named") << QJsonValue(QJsonValue::Undefined) << "true";
+        QTest::newRow("1.3") << QJsonValue("1.3") << "true";
+        QTest::newRow("1.12") << QJsonValue("1.12") << "true";
+        QTest::newRow("2.0") << QJsonValue("2.0") << "true";
+        QTest::newRow("1.2") << QJsonValue("1.2") << "false";
+        QTest::newRow("1.0") << QJsonValue("1.0") << "false";
+    }
+    void allowInputIsReadOnlyForPluginsThatHaveIt()
+    {
+        QFETCH(QJsonValue, sdkVersion);
+        QFETCH(QString, sent);
+        SessionOptions options = echoOptions();
+        if (!sdkVersion.isUndefined())
+            options.settings.insert(QStringLiteral("sdk_version"), sdkVersion);
+        auto session = started(echoSpec(), options);
+        Recorder recorder(session.get());
+        ExecuteRequest asking = request("r", "inputflag");
+        asking.allowInput = true;
+        QVERIFY(run(*session, recorder, asking));
+        QCOMPARE(recorder.text("r", "stdout"), QStringLiteral("input:%1\n").arg(sent));
+        QVERIFY(run(*session, recorder, request("s", "inputflag")));
+        QCOMPARE(recorder.text("s", "stdout"), QStringLiteral("input:false\n"));
     }
 
     // A display or error that names no execution comes from a thread of an earlier run; it is
