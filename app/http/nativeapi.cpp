@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nativeapi.h"
 
+#include "eventsstream.h"
 #include "executionreply.h"
 #include "httpexchange.h"
 #include "jsonbody.h"
@@ -159,6 +160,7 @@ void NativeApi::registerRoutes(Router &router)
     };
 
     router.add("GET", QStringLiteral("/v1/info"), bind(&NativeApi::info));
+    router.add("GET", QStringLiteral("/v1/events"), bind(&NativeApi::events));
     router.add("GET", QStringLiteral("/v1/languages"), bind(&NativeApi::languages));
     router.add("GET", QStringLiteral("/v1/plugins"), bind(&NativeApi::plugins));
     router.add("GET", QStringLiteral("/v1/workspaces"), bind(&NativeApi::listWorkspaces));
@@ -227,6 +229,20 @@ void NativeApi::info(const ExchangePtr &exchange)
             {QStringLiteral("sandbox"), m_engine.sandbox().toJson()},
             {QStringLiteral("database"), m_engine.databaseJson()},
     });
+}
+
+void NativeApi::events(const ExchangePtr &exchange)
+{
+    const QString workspace = exchange->request().query().queryItemValue(QStringLiteral("workspace"),
+                                                                       QUrl::FullyDecoded);
+    if (!workspace.isEmpty()) {
+        if (const Result<storage::WorkspaceRecord> known = m_engine.workspaces().get(workspace); !known) {
+            exchange->sendError(known.error());
+            return;
+        }
+    }
+    if (StreamLimiter::Lease lease = m_streams.admit(*exchange))
+        EventsStream::start(exchange, m_engine, workspace, m_keepAliveMs, std::move(lease));
 }
 
 void NativeApi::languages(const ExchangePtr &exchange)
@@ -618,14 +634,8 @@ void NativeApi::contextBackgroundOutput(const ExchangePtr &exchange)
         return;
     }
     QJsonArray entries;
-    for (const core::BackgroundOutput::Entry &entry : page->entries) {
-        entries.append(QJsonObject{
-                {QStringLiteral("seq"), entry.seq},
-                {QStringLiteral("at"), entry.at.toString(Qt::ISODateWithMs)},
-                {QStringLiteral("after_execution_id"),
-                 entry.afterExecutionId.isEmpty() ? QJsonValue() : QJsonValue(entry.afterExecutionId)},
-                {QStringLiteral("event"), entry.event.toJson()}});
-    }
+    for (const core::BackgroundOutput::Entry &entry : page->entries)
+        entries.append(EventsStream::backgroundEntryJson(entry));
     exchange->sendJson(200, QJsonObject{{QStringLiteral("entries"), entries},
                                         {QStringLiteral("last_seq"), page->lastSeq},
                                         {QStringLiteral("dropped"), page->dropped}});

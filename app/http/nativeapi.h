@@ -17,7 +17,8 @@ class StreamLimiter;
 // (streamed as Server-Sent Events, or one JSON document with ?wait=true), their history,
 // interrupts, completion, variables and env layers. Every context, env and execution route
 // exists twice: under /v1/… for the "default" workspace and under /v1/workspaces/{ws}/… for any
-// workspace (WorkspaceRoute). Files and commands have classes of their own.
+// workspace (WorkspaceRoute), and the stream of what happens in the engine (GET /v1/events,
+// EventsStream). Files and commands have classes of their own.
 //
 // Handlers translate HTTP to Engine calls and back, and nothing else: validation that belongs to
 // the engine (cwd inside the workspace, env key syntax, language names) is the engine's, and its
@@ -35,6 +36,7 @@ private:
     using ExchangePtr = std::shared_ptr<HttpExchange>;
 
     void info(const ExchangePtr &exchange);
+    void events(const ExchangePtr &exchange);
     void languages(const ExchangePtr &exchange);
     void plugins(const ExchangePtr &exchange);
 
