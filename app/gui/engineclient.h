@@ -59,9 +59,9 @@ public:
     // The engine, when it is in this process (for what only it can do: serving its API); null
     // when attached.
     virtual core::Engine *localEngine() const { return nullptr; }
-    // Reads again what the queries answer from, when the engine does not announce every change
-    // itself (a remote one: contexts other clients created, renamed or deleted); the changes
-    // come as the signals below. The in-process engine announces everything: nothing to do.
+    // Reads again what the queries answer from, in case a change was not announced (a remote
+    // engine's announcements come over a stream, which may have dropped some); the differences
+    // come as the signals below. The in-process engine misses nothing: nothing to do.
     virtual void refresh() {}
 
     // What the engine offers.

@@ -11,6 +11,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QPointer>
+#include <QTimer>
 
 #include <algorithm>
 #include <utility>
@@ -120,6 +121,17 @@ storage::ExecutionRecord historyFromJson(const QJsonObject &json)
     record.replay = json.value(QLatin1String("replay")).toBool(true);
     record.outputPruned = json.value(QLatin1String("output_pruned")).toBool();
     return record;
+}
+
+// One entry of a context's background output, as the server lists and announces it.
+core::BackgroundOutput::Entry backgroundEntryFromJson(const QJsonObject &json)
+{
+    core::BackgroundOutput::Entry entry;
+    entry.seq = json.value(QLatin1String("seq")).toInteger();
+    entry.at = QDateTime::fromString(json.value(QLatin1String("at")).toString(), Qt::ISODateWithMs);
+    entry.afterExecutionId = json.value(QLatin1String("after_execution_id")).toString();
+    entry.event = Event::fromJson(json.value(QLatin1String("event")).toObject());
+    return entry;
 }
 
 // {"set": {KEY: value}, "unset": [KEY]}, sorted by key as the engine lists a layer.
@@ -277,22 +289,35 @@ private:
     QByteArray m_buffer;
 };
 
+// One run this client follows, through one stream at a time: its POST's (a run of this client),
+// or GET …/events from after the last event taken in.
+struct HttpEngine::Follow {
+    core::ExecutionPtr execution;
+    int lastId = -1;         // the SSE id of the last event taken in
+    int resumes = 0;         // resumes since an event last came
+    bool own = false;        // started by this client
+    bool announced = false;  // executionStarted was emitted for it
+    bool streaming = true;   // a stream of it is open, or about to be opened again
+    QJsonObject finishedNotice;  // the engine's execution_finished for it, once that came
+};
+
 HttpEngine::HttpEngine(ServerEndpoint endpoint, QString dataDir, QObject *parent)
     : EngineClient(parent)
     , m_endpoint(std::move(endpoint))
     , m_dataDir(std::move(dataDir))
     , m_network(new QNetworkAccessManager(this))
     , m_streams(new QNetworkAccessManager(this))
+    , m_watch(new QNetworkAccessManager(this))
 {
     // The server is on this machine: no proxy, whatever the environment says.
-    m_network->setProxy(QNetworkProxy::NoProxy);
-    m_streams->setProxy(QNetworkProxy::NoProxy);
+    for (QNetworkAccessManager *manager : {m_network, m_streams, m_watch})
+        manager->setProxy(QNetworkProxy::NoProxy);
 }
 
 HttpEngine::~HttpEngine()
 {
     // No reply is called from here on: what is still on its way is abandoned.
-    for (QNetworkAccessManager *manager : {m_network, m_streams}) {
+    for (QNetworkAccessManager *manager : {m_network, m_streams, m_watch}) {
         for (QNetworkReply *reply : manager->findChildren<QNetworkReply *>()) {
             reply->disconnect();
             reply->abort();
@@ -314,7 +339,8 @@ QString HttpEngine::workspacePath(const QString &workspace, const QString &path)
            + path;
 }
 
-QNetworkReply *HttpEngine::send(const QByteArray &verb, const QString &path, const QJsonObject *body)
+QNetworkReply *HttpEngine::send(const QByteArray &verb, const QString &path, const QJsonObject *body,
+                                const RawHeaders &headers, QNetworkAccessManager *manager)
 {
     QUrl url = m_endpoint.url;
     const qsizetype query = path.indexOf(QLatin1Char('?'));
@@ -325,8 +351,10 @@ QNetworkReply *HttpEngine::send(const QByteArray &verb, const QString &path, con
     request.setRawHeader("Authorization", "Bearer " + m_endpoint.token);
     request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
     const bool streamed = verb == "POST" && path.endsWith(QLatin1String("/executions"));
-    if (streamed)
+    if (streamed || manager)
         request.setRawHeader("Accept", "text/event-stream");
+    for (const auto &[name, value] : headers)
+        request.setRawHeader(name, value);
     QByteArray payload;
     if (body) {
         request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
@@ -334,7 +362,8 @@ QNetworkReply *HttpEngine::send(const QByteArray &verb, const QString &path, con
     }
     // A stream holds its connection until the run ends: streams have a manager (and so a
     // connection pool) of their own, so that they never queue the requests that stop them.
-    QNetworkAccessManager *manager = streamed ? m_streams : m_network;
+    if (!manager)
+        manager = streamed ? m_streams : m_network;
     return manager->sendCustomRequest(request, verb, payload);
 }
 
@@ -390,6 +419,7 @@ void HttpEngine::connectToServer(std::function<void(Result<void>)> done)
             }
             m_workspaces = listing->workspaces;
             m_contexts = listing->contexts;
+            subscribe();
             done(Result<void>());
         });
     });
@@ -623,55 +653,42 @@ void HttpEngine::run(const core::RunRequest &request, Reply<core::ExecutionPtr> 
     }
 
     // The stream's first message says which execution it is; its events follow.
-    auto execution = std::make_shared<core::ExecutionPtr>();
+    auto follow = std::make_shared<FollowPtr>();
     auto answered = std::make_shared<bool>(false);
     const QString code = request.code;
     const bool input = request.input, replay = request.replay;
     QPointer<HttpEngine> self(this);
-    const auto onMessage = [self, execution, answered, reply, code, input, replay](
-                                   const QByteArray &type, const QString &, const QByteArray &data) {
+    ++m_runsUnnamed;
+    const auto onMessage = [self, follow, answered, reply, code, input, replay](
+                                   const QByteArray &type, const QString &id, const QByteArray &data) {
         if (!self)
             return;
         const QJsonObject json = QJsonDocument::fromJson(data).object();
-        if (type == "execution") {
-            if (*execution)
-                return;  // a resumed stream describes it again
-            auto *created = new core::Execution(json.value(QLatin1String("id")).toString(),
-                                                json.value(QLatin1String("workspace")).toString(),
-                                                json.value(QLatin1String("context_id")).toString(),
-                                                json.value(QLatin1String("language")).toString(), code);
-            *execution = core::ExecutionPtr(created, &core::Execution::dispose);
-            created->setExecutionCount(json.value(QLatin1String("execution_count")).toInt());
-            created->setAcceptsInput(input);
-            created->setReplayable(replay);
-            self->m_running.insert(created->id(), *execution);
-            *answered = true;
-            reply(*execution);
-            self->refreshContext(created->workspace(), created->contextId());
+        if (type != "execution") {
+            if (*follow)
+                self->takeEvent(*follow, id, json);
             return;
         }
-        const core::ExecutionPtr run = *execution;
-        if (!run || run->isFinished())
+        if (*follow)
             return;
-        const Event event = Event::fromJson(json);
-        if (event.kind == Event::Kind::Started) {
-            // Announced when it starts, as the engine announces a run: a queued one is the
-            // business of whoever queued it until then.
-            run->setExecutionCount(event.fields.value(QLatin1String("execution_count")).toInt());
-            run->markRunning();
-            emit self->executionStarted(run);
-        }
-        if (event.kind == Event::Kind::Done) {
-            run->setExecutionCount(event.fields.value(QLatin1String("execution_count")).toInt(run->executionCount()));
-            run->addEvent(event, qint64(event.fields.value(QLatin1String("duration_ms")).toDouble()));
-            self->m_running.remove(run->id());
-            self->keepFinished(run);
-            self->refreshContext(run->workspace(), run->contextId());
-            return;
-        }
-        run->addEvent(event);
+        auto *created = new core::Execution(json.value(QLatin1String("id")).toString(),
+                                            json.value(QLatin1String("workspace")).toString(),
+                                            json.value(QLatin1String("context_id")).toString(),
+                                            json.value(QLatin1String("language")).toString(), code);
+        *follow = std::make_shared<Follow>();
+        (*follow)->execution = core::ExecutionPtr(created, &core::Execution::dispose);
+        (*follow)->own = true;
+        created->setExecutionCount(json.value(QLatin1String("execution_count")).toInt());
+        created->setAcceptsInput(input);
+        created->setReplayable(replay);
+        self->m_running.insert(created->id(), *follow);
+        *answered = true;
+        reply((*follow)->execution);
+        self->refreshContext(created->workspace(), created->contextId());
+        --self->m_runsUnnamed;
+        self->settleHeldAnnouncements();
     };
-    const auto onEnd = [self, execution, answered, reply](Result<void> ended) {
+    const auto onEnd = [self, follow, answered, reply](Result<void> ended) {
         if (!self)
             return;
         if (!*answered) {
@@ -679,14 +696,202 @@ void HttpEngine::run(const core::RunRequest &request, Reply<core::ExecutionPtr> 
             reply(ended ? Result<core::ExecutionPtr>(makeError(QStringLiteral("unavailable"),
                                                                tr("the server ended the run's stream before it began")))
                         : Result<core::ExecutionPtr>(ended.error()));
+            --self->m_runsUnnamed;
+            self->settleHeldAnnouncements();
             return;
         }
-        const core::ExecutionPtr run = *execution;
-        if (run && !run->isFinished())
-            self->noteLost(ended ? tr("the stream of run %1 ended before its end").arg(run->id())
-                                     : ended.error().message);
+        self->runStreamEnded(*follow, ended);
     };
     new EventStream(send("POST", path, &body), m_endpoint.url, onMessage, onEnd, this);
+}
+
+void HttpEngine::takeEvent(const FollowPtr &follow, const QString &id, const QJsonObject &json)
+{
+    const core::ExecutionPtr run = follow->execution;
+    if (run->isFinished())
+        return;
+    bool numbered = false;
+    const int index = id.toInt(&numbered);
+    if (numbered) {
+        if (index <= follow->lastId)
+            return;  // taken in already, before a resume
+        follow->lastId = index;
+    }
+    follow->resumes = 0;
+    const Event event = Event::fromJson(json);
+    if (event.kind == Event::Kind::Started && !follow->announced) {
+        // Announced when it starts, as the engine announces a run: a queued one is the
+        // business of whoever queued it until then.
+        follow->announced = true;
+        run->setExecutionCount(event.fields.value(QLatin1String("execution_count")).toInt());
+        run->markRunning();
+        emit executionStarted(run);
+    }
+    if (event.kind == Event::Kind::Done) {
+        run->setExecutionCount(event.fields.value(QLatin1String("execution_count")).toInt(run->executionCount()));
+        run->addEvent(event, qint64(event.fields.value(QLatin1String("duration_ms")).toDouble()));
+        endFollow(follow);
+        return;
+    }
+    run->addEvent(event);
+}
+
+void HttpEngine::endFollow(const FollowPtr &follow)
+{
+    const core::ExecutionPtr run = follow->execution;
+    m_running.remove(run->id());
+    keepFinished(run);
+    refreshContext(run->workspace(), run->contextId());
+}
+
+void HttpEngine::finishFromNotice(const FollowPtr &follow)
+{
+    const Event done = Event::fromJson(follow->finishedNotice.value(QLatin1String("done")).toObject());
+    if (follow->execution->isFinished() || done.kind != Event::Kind::Done)
+        return;
+    follow->execution->setExecutionCount(follow->finishedNotice.value(QLatin1String("execution_count")).toInt());
+    follow->execution->addEvent(done, follow->finishedNotice.value(QLatin1String("duration_ms")).toInteger(-1));
+    endFollow(follow);
+}
+
+void HttpEngine::openRunStream(const FollowPtr &follow)
+{
+    const core::ExecutionPtr run = follow->execution;
+    RawHeaders headers;
+    if (follow->lastId >= 0)
+        headers.append({QByteArrayLiteral("Last-Event-ID"), QByteArray::number(follow->lastId)});
+    follow->streaming = true;
+    QPointer<HttpEngine> self(this);
+    const auto onMessage = [self, follow](const QByteArray &type, const QString &id, const QByteArray &data) {
+        if (self && type != "execution")  // the stream's head: the run is known
+            self->takeEvent(follow, id, QJsonDocument::fromJson(data).object());
+    };
+    const auto onEnd = [self, follow](Result<void> ended) {
+        if (self)
+            self->runStreamEnded(follow, ended);
+    };
+    // A run of this client's resumes on the connections of its runs, so that it never waits
+    // behind the streams of other clients' runs.
+    new EventStream(send("GET", workspacePath(run->workspace(), QStringLiteral("/executions/%1/events").arg(run->id())),
+                         nullptr, headers, follow->own ? m_streams : m_watch),
+                    m_endpoint.url, onMessage, onEnd, this);
+}
+
+void HttpEngine::runStreamEnded(const FollowPtr &follow, const Result<void> &ended)
+{
+    follow->streaming = false;
+    const core::ExecutionPtr run = follow->execution;
+    if (run->isFinished())
+        return;
+    const QString why = ended ? tr("the stream of run %1 ended before its end").arg(run->id()) : ended.error().message;
+    // Refused by the server (the run is unknown, too many streams): resuming would be refused
+    // too. Another client's run then ends with the engine's execution_finished.
+    if (!ended && ended.error().code != QLatin1String("unavailable")) {
+        if (follow->own)
+            noteLost(why);
+        finishFromNotice(follow);
+        return;
+    }
+    resume(follow, why);
+}
+
+void HttpEngine::resume(const FollowPtr &follow, const QString &why)
+{
+    const core::ExecutionPtr run = follow->execution;
+    if (follow->resumes >= kResumeAttempts) {
+        noteLost(tr("the stream of run %1 broke and could not be resumed: %2").arg(run->id(), why));
+        finishFromNotice(follow);
+        return;
+    }
+    const int delayMs = kResumeFirstMs << follow->resumes;
+    ++follow->resumes;
+    follow->streaming = true;  // on its way again
+    QTimer::singleShot(delayMs, this, [this, follow] {
+        if (follow->execution->isFinished()) {
+            follow->streaming = false;
+            return;
+        }
+        openRunStream(follow);
+    });
+}
+
+void HttpEngine::subscribe()
+{
+    QPointer<HttpEngine> self(this);
+    const auto onMessage = [self](const QByteArray &type, const QString &, const QByteArray &data) {
+        if (self)
+            self->takeEngineEvent(type, QJsonDocument::fromJson(data).object());
+    };
+    const auto onEnd = [self](Result<void> ended) {
+        if (!self)
+            return;
+        if (!ended)
+            self->noteLost(ended.error().message);
+        QTimer::singleShot(self->m_reconnectMs, self.data(), &HttpEngine::subscribe);
+        self->m_reconnectMs = std::min(self->m_reconnectMs * 2, kReconnectMaxMs);
+    };
+    new EventStream(send("GET", QStringLiteral("/v1/events"), nullptr, {}, m_watch), m_endpoint.url, onMessage,
+                    onEnd, this);
+}
+
+void HttpEngine::takeEngineEvent(const QByteArray &type, const QJsonObject &json)
+{
+    if (type == "ready" || type == "resync") {
+        // What was read before may be out of date, or events were missed: read it again.
+        m_reconnectMs = kReconnectFirstMs;
+        m_lost = false;
+        refresh();
+    } else if (type == "context_added" || type == "context_changed") {
+        remember(core::ContextInfo::fromJson(json));
+    } else if (type == "context_removed") {
+        forget(json.value(QLatin1String("workspace")).toString(), json.value(QLatin1String("id")).toString());
+    } else if (type == "execution_started") {
+        runAnnounced(json);
+    } else if (type == "execution_finished") {
+        if (const FollowPtr follow = m_running.value(json.value(QLatin1String("id")).toString())) {
+            follow->finishedNotice = json;
+            if (!follow->streaming)
+                finishFromNotice(follow);
+        }
+    } else if (type == "background_output") {
+        emit backgroundOutputAdded(json.value(QLatin1String("workspace")).toString(),
+                                   json.value(QLatin1String("context_id")).toString(), backgroundEntryFromJson(json));
+    } else if (type == "workspace_added" || type == "workspace_removed") {
+        refresh();
+    }
+}
+
+void HttpEngine::runAnnounced(const QJsonObject &summary)
+{
+    const QString id = summary.value(QLatin1String("id")).toString();
+    if (id.isEmpty() || followedExecution(id))
+        return;  // this client's own, or followed already
+    if (m_runsUnnamed > 0) {
+        m_heldAnnouncements.append(summary);  // it may be one of those
+        return;
+    }
+    auto *created = new core::Execution(id, summary.value(QLatin1String("workspace")).toString(),
+                                        summary.value(QLatin1String("context_id")).toString(),
+                                        summary.value(QLatin1String("language")).toString(),
+                                        summary.value(QLatin1String("code")).toString());
+    auto follow = std::make_shared<Follow>();
+    follow->execution = core::ExecutionPtr(created, &core::Execution::dispose);
+    follow->announced = true;
+    created->setExecutionCount(summary.value(QLatin1String("execution_count")).toInt());
+    created->setAcceptsInput(summary.value(QLatin1String("input")).toBool());
+    created->setReplayable(summary.value(QLatin1String("replay")).toBool(true));
+    created->markRunning();
+    m_running.insert(id, follow);
+    emit executionStarted(follow->execution);
+    openRunStream(follow);
+}
+
+void HttpEngine::settleHeldAnnouncements()
+{
+    if (m_runsUnnamed > 0)
+        return;
+    for (const QJsonObject &summary : std::exchange(m_heldAnnouncements, {}))
+        runAnnounced(summary);
 }
 
 void HttpEngine::noteLost(const QString &why)
@@ -724,7 +929,7 @@ void HttpEngine::answerInput(const QString &executionId, const QString &value, b
 core::ExecutionPtr HttpEngine::followedExecution(const QString &executionId) const
 {
     if (const auto running = m_running.constFind(executionId); running != m_running.constEnd())
-        return *running;
+        return (*running)->execution;
     for (const core::ExecutionPtr &execution : m_finished) {
         if (execution->id() == executionId)
             return execution;
@@ -793,15 +998,8 @@ void HttpEngine::backgroundOutput(const QString &workspace, const QString &conte
             return;
         }
         QList<core::BackgroundOutput::Entry> entries;
-        for (const QJsonValue &value : json->object().value(QLatin1String("entries")).toArray()) {
-            const QJsonObject object = value.toObject();
-            core::BackgroundOutput::Entry entry;
-            entry.seq = object.value(QLatin1String("seq")).toInteger();
-            entry.at = QDateTime::fromString(object.value(QLatin1String("at")).toString(), Qt::ISODateWithMs);
-            entry.afterExecutionId = object.value(QLatin1String("after_execution_id")).toString();
-            entry.event = Event::fromJson(object.value(QLatin1String("event")).toObject());
-            entries.append(entry);
-        }
+        for (const QJsonValue &value : json->object().value(QLatin1String("entries")).toArray())
+            entries.append(backgroundEntryFromJson(value.toObject()));
         reply(entries);
     });
 }

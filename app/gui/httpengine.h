@@ -6,9 +6,11 @@
 #include <QByteArray>
 #include <QHash>
 #include <QList>
+#include <QPair>
 #include <QUrl>
 
 #include <deque>
+#include <memory>
 
 class QNetworkAccessManager;
 class QNetworkReply;
@@ -35,11 +37,18 @@ struct ServerEndpoint {
 // arrive, filling a core::Execution as the engine would.
 //
 // What the client knows without asking (plugins, workspaces, contexts) is what connect() read
-// and what later answers said: each change the client makes comes back with the context's new
-// state, a context is read again when one of its runs that the client follows starts or ends,
-// and refresh() reads the workspaces and contexts again (what other clients created, renamed
-// or deleted). Runs that other clients of the server start are not announced (the server has
-// no stream of them); they show in a context's history.
+// and what later answers said, kept up to date by the server's own stream of its events
+// (GET /v1/events), which the client reads while it is attached: contexts other clients
+// created, changed, renamed, restarted or deleted, runs they started (each followed through its
+// own event stream, GET /v1/executions/{id}/events, as a run of this client is) and background
+// output come as the signals the engine in this process would give. After the stream's ready
+// (also when it reconnects, with backoff, after it dropped) and its resync (events were dropped
+// for want of reading them fast enough), the workspaces and contexts are read again (refresh()).
+//
+// A run's stream that breaks before its end is resumed where it broke (Last-Event-ID), a few
+// times with backoff; only when that fails is the connection reported lost. A run announced by
+// the server while this client waits for the first message of a run it started itself is
+// held until that message came, so that the client's own run is not taken for another's.
 //
 // Ownership: replies and executions' streams are children of this object, and no reply is
 // called after it is destroyed. GUI thread only.
@@ -50,6 +59,14 @@ public:
     static constexpr int kFinishedKept = 64;
     // The most runs the server lists in one page of a context's history.
     static constexpr int kHistoryPage = 500;
+    // A broken run stream is resumed this many times without an event in between, after
+    // kResumeFirstMs, then twice as long each time.
+    static constexpr int kResumeAttempts = 5;
+    static constexpr int kResumeFirstMs = 100;
+    // The engine's event stream is opened again after kReconnectFirstMs, then twice as long
+    // each time it fails, up to kReconnectMaxMs.
+    static constexpr int kReconnectFirstMs = 100;
+    static constexpr int kReconnectMaxMs = 10000;
 
     HttpEngine(ServerEndpoint endpoint, QString dataDir, QObject *parent = nullptr);
     ~HttpEngine() override;
@@ -106,11 +123,16 @@ public:
 
 private:
     class EventStream;
+    struct Follow;
+    using FollowPtr = std::shared_ptr<Follow>;
     using JsonReply = std::function<void(Result<QJsonDocument>)>;
 
     // `path` below /v1/workspaces/{ws} (empty workspace: the default one).
     QString workspacePath(const QString &workspace, const QString &path) const;
-    QNetworkReply *send(const QByteArray &verb, const QString &path, const QJsonObject *body = nullptr);
+    using RawHeaders = QList<QPair<QByteArray, QByteArray>>;
+    // `manager`: the one the request goes through (default: m_streams for a run, else m_network).
+    QNetworkReply *send(const QByteArray &verb, const QString &path, const QJsonObject *body = nullptr,
+                        const RawHeaders &headers = {}, QNetworkAccessManager *manager = nullptr);
     // Sends and calls `answer` with the JSON body of a 2xx answer (null for 204), else the error
     // the server (or the network) gave.
     void request(const QByteArray &verb, const QString &path, const QJsonObject *body, JsonReply answer);
@@ -136,18 +158,41 @@ private:
     // The server cannot be reached (a request found nobody, or a run's stream broke).
     void noteLost(const QString &why);
 
+    // Following runs: one event of a followed run's stream (`id` its SSE id), which ends the
+    // follow when it is the done; the stream of a run from after the last event taken in; what
+    // is done when it breaks.
+    void takeEvent(const FollowPtr &follow, const QString &id, const QJsonObject &json);
+    void openRunStream(const FollowPtr &follow);
+    void runStreamEnded(const FollowPtr &follow, const Result<void> &ended);
+    void resume(const FollowPtr &follow, const QString &why);
+    void endFollow(const FollowPtr &follow);
+    // Ends a run that no stream follows with the done of the engine's execution_finished.
+    void finishFromNotice(const FollowPtr &follow);
+
+    // The engine's event stream.
+    void subscribe();
+    void takeEngineEvent(const QByteArray &type, const QJsonObject &json);
+    // A run the server announced: followed unless it is this client's own or already followed.
+    void runAnnounced(const QJsonObject &summary);
+    // Announcements held while this client's own runs had not said which they are.
+    void settleHeldAnnouncements();
+
     ServerEndpoint m_endpoint;
     QString m_dataDir;
     QNetworkAccessManager *m_network;  // requests
-    QNetworkAccessManager *m_streams;  // event streams
+    QNetworkAccessManager *m_streams;  // the event streams of this client's runs
+    QNetworkAccessManager *m_watch;    // the engine's event stream, and other clients' runs
     QList<core::PluginEntry> m_plugins;
     QList<core::PluginSearchDir> m_searchDirs;
     QList<storage::WorkspaceRecord> m_workspaces;
     QList<core::ContextInfo> m_contexts;  // oldest first, as the server lists them
-    QHash<QString, core::ExecutionPtr> m_running;  // followed and not finished, by id
-    std::deque<core::ExecutionPtr> m_finished;     // the most recent finished ones
-    bool m_lost = false;
-    quint64 m_refreshes = 0;  // refresh() calls: only the last one's answer is taken in  // connectionLost was said, and the server has not answered since
+    QHash<QString, FollowPtr> m_running;        // followed and not finished, by id
+    std::deque<core::ExecutionPtr> m_finished;  // the most recent finished ones
+    bool m_lost = false;      // connectionLost was said, and the server has not answered since
+    quint64 m_refreshes = 0;  // refresh() calls: only the last one's answer is taken in
+    int m_runsUnnamed = 0;    // runs this client started whose stream has not said which they are
+    QList<QJsonObject> m_heldAnnouncements;  // execution_started summaries held meanwhile
+    int m_reconnectMs = kReconnectFirstMs;
 };
 
 } // namespace replhost::gui

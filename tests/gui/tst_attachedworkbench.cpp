@@ -130,7 +130,7 @@ private slots:
     void attachesToTheServerAndRunsThroughIt();
     void aDirectoryOfItsOwnIsOpenedInProcess();
     void aServerThatWentAwayIsSaidInTheStatusBar();
-    void comingBackToTheWindowShowsWhatOthersCreated();
+    void whatOthersDoShowsWhileTheWindowIsElsewhere();
     void workspaceSettingsChangeTheServersWorkspace();
     void theWorkbenchProcessAttachesAndEndsOnSigterm();
     void aHolderWithoutAnApiIsRefusedWithWhyAndSigtermEndsTheDialog();
@@ -243,7 +243,9 @@ void tst_AttachedWorkbench::aServerThatWentAwayIsSaidInTheStatusBar()
     QCOMPARE(lost.size(), 1);
 }
 
-void tst_AttachedWorkbench::comingBackToTheWindowShowsWhatOthersCreated()
+// What other clients do shows while the user is in another window: the context they create
+// comes into the tree, and their run's output into the output view, without coming back.
+void tst_AttachedWorkbench::whatOthersDoShowsWhileTheWindowIsElsewhere()
 {
     ServerProcess server;
     WorkbenchEngine attached;
@@ -264,10 +266,21 @@ void tst_AttachedWorkbench::comingBackToTheWindowShowsWhatOthersCreated()
 
     const QString created = api.createContext(QStringLiteral("python"));
     QVERIFY(!created.isEmpty());
-    QVERIFY(!window.contextTree()->contextItem(created));
-    window.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&window));
     QVERIFY(QTest::qWaitFor([&] { return window.contextTree()->contextItem(created) != nullptr; }, kTimeout));
+    window.contextTree()->selectContext(created);
+    QVERIFY(QTest::qWaitFor([&] { return window.currentContextId() == created; }, kTimeout));
+    QVERIFY(!window.isActiveWindow());
+
+    const QJsonObject run = api.runAndWait(created, QStringLiteral("print('printed by an agent')"));
+    QCOMPARE(run.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+    QVERIFY(QTest::qWaitFor([&] {
+        return window.output()->toPlainText().contains(QLatin1String("printed by an agent"));
+    }, kTimeout));
+    QVERIFY(QTest::qWaitFor([&] {
+        return window.lastExecution() && window.lastExecution()->id() == run.value(QStringLiteral("id")).toString()
+               && window.lastExecution()->isFinished();
+    }, kTimeout));
+    QVERIFY(!window.isActiveWindow());
 }
 
 // The settings dialog works on the server's workspace: it reads the settings from the server

@@ -83,6 +83,21 @@ public:
             return bool(m_engine->contexts().remove(QString(), id));
         return ApiClient(m_server.port(), m_server.token()).del(QStringLiteral("/v1/contexts/") + id).status == 204;
     }
+    // Runs code in a context as another client of the engine would; the run's id.
+    QString runElsewhere(const QString &contextId, const QString &code)
+    {
+        if (m_engine) {
+            core::RunRequest request;
+            request.contextId = contextId;
+            request.code = code;
+            const auto started = m_engine->contexts().run(request);
+            return started ? (*started)->id() : QString();
+        }
+        return ApiClient(m_server.port(), m_server.token())
+                .runAndWait(contextId, code)
+                .value(QStringLiteral("id"))
+                .toString();
+    }
     bool ready() const { return m_client != nullptr; }
 
 private:
@@ -154,6 +169,10 @@ private slots:
     void workspaceDirectoryHoldsTheFilesRunsWrite();
     void refreshSeesWhatOtherClientsChanged_data() { backends(); }
     void refreshSeesWhatOtherClientsChanged();
+    void contextsOfOtherClientsAreAnnounced_data() { backends(); }
+    void contextsOfOtherClientsAreAnnounced();
+    void runsOfOtherClientsAreAnnouncedWithTheirOutput_data() { backends(); }
+    void runsOfOtherClientsAreAnnouncedWithTheirOutput();
     void errorsAreTheEnginesWords_data() { backends(); }
     void errorsAreTheEnginesWords();
     void workspaceSettingsAreTheEffectiveOnes_data() { backends(); }
@@ -175,6 +194,9 @@ private:
     // Runs `code` and waits until it has finished.
     core::ExecutionPtr runToEnd(const QString &contextId, const QString &code, bool input = false);
     core::ExecutionPtr start(const QString &contextId, const QString &code, bool input = false);
+    // Another client creates a context and deletes this client's; the client sees both, after
+    // a refresh() or (`refresh` false) by itself.
+    void seeWhatOtherClientsChanged(bool refresh);
 
     std::unique_ptr<Backend> m_backend;
 };
@@ -481,6 +503,17 @@ void tst_EngineClient::workspaceDirectoryHoldsTheFilesRunsWrite()
 
 void tst_EngineClient::refreshSeesWhatOtherClientsChanged()
 {
+    seeWhatOtherClientsChanged(true);
+}
+
+// Without a refresh: the engine says what other clients did as they do it.
+void tst_EngineClient::contextsOfOtherClientsAreAnnounced()
+{
+    seeWhatOtherClientsChanged(false);
+}
+
+void tst_EngineClient::seeWhatOtherClientsChanged(bool refresh)
+{
     EngineClient &client = m_backend->client();
     REQUIRE_PYTHON(mine);
     QSignalSpy added(&client, &EngineClient::contextAdded);
@@ -488,7 +521,8 @@ void tst_EngineClient::refreshSeesWhatOtherClientsChanged()
     const QString theirs = m_backend->createElsewhere(QStringLiteral("theirs"));
     QVERIFY(!theirs.isEmpty());
     QVERIFY(m_backend->removeElsewhere(mine));
-    client.refresh();
+    if (refresh)
+        client.refresh();
     QVERIFY(QTest::qWaitFor([&] { return client.context(QString(), theirs) && !client.context(QString(), mine); },
                             kTimeout));
     QCOMPARE(client.context(QString(), theirs)->name, QStringLiteral("theirs"));
@@ -498,6 +532,32 @@ void tst_EngineClient::refreshSeesWhatOtherClientsChanged()
     QVERIFY(std::any_of(removed.cbegin(), removed.cend(), [&](const QList<QVariant> &signal) {
         return signal.at(1).toString() == mine;
     }));
+}
+
+// A run another client starts is announced by executionStarted, and its output and end reach
+// the announced execution, as for a run of this client.
+void tst_EngineClient::runsOfOtherClientsAreAnnouncedWithTheirOutput()
+{
+    EngineClient &client = m_backend->client();
+    REQUIRE_PYTHON(id);
+    QSignalSpy announced(&client, &EngineClient::executionStarted);
+    const QString executionId = m_backend->runElsewhere(id, QStringLiteral("print('from elsewhere')"));
+    QVERIFY(!executionId.isEmpty());
+    core::ExecutionPtr execution;
+    QVERIFY(QTest::qWaitFor([&] {
+        for (const QList<QVariant> &signal : std::as_const(announced)) {
+            const auto each = signal.at(0).value<core::ExecutionPtr>();
+            if (each->id() == executionId)
+                execution = each;
+        }
+        return execution != nullptr;
+    }, kTimeout));
+    QCOMPARE(execution->contextId(), id);
+    QCOMPARE(execution->code(), QStringLiteral("print('from elsewhere')"));
+    QVERIFY(QTest::qWaitFor([&] { return execution->isFinished(); }, kTimeout));
+    QCOMPARE(execution->status(), QStringLiteral("ok"));
+    QCOMPARE(streamText(execution), QStringLiteral("from elsewhere\n"));
+    QCOMPARE(client.followedExecution(executionId), execution);
 }
 
 void tst_EngineClient::errorsAreTheEnginesWords()
