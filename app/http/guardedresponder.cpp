@@ -22,12 +22,12 @@ bool GuardedResponder::writeStatusLine(int status)
     return true;
 }
 
-bool GuardedResponder::writeHeader(const QByteArray &name, const QByteArray &value)
+bool GuardedResponder::writeHeaders(const HeaderList &first, const HeaderList &second)
 {
     if (!isConnected())
         return false;
-    m_responder->writeHeader(name, value);
-    return true;
+    const QByteArray lines = HttpResponse::fieldLines(first, second);
+    return m_socket->write(lines) == lines.size();
 }
 
 bool GuardedResponder::writeBody(const QByteArray &bytes)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "httpresponse.h"
+
 #include <QByteArray>
 #include <QHttpServerResponder>
 #include <QPointer>
@@ -29,7 +31,11 @@ public:
 
     // Each returns false (and writes nothing) when the client is gone.
     bool writeStatusLine(int status);
-    bool writeHeader(const QByteArray &name, const QByteArray &value);
+    // The fields of `first` and then `second`, as Qt's writeHeader() would write them, in one
+    // socket write: Qt 6.4's writeHeader() makes four of every field (name, ": ", value, CRLF),
+    // each a pass through QIODevice and QAbstractSocket, and its list overload takes only an
+    // initializer_list, not fields known at run time.
+    bool writeHeaders(const HeaderList &first, const HeaderList &second);
     // The first call ends the head (the blank line) before the bytes.
     bool writeBody(const QByteArray &bytes);
     // Bytes after the body has started (chunk frames, stream events), as they are.

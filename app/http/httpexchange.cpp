@@ -57,14 +57,9 @@ HeaderList HttpExchange::commonHeaders() const
 
 bool HttpExchange::writeHead(int status, const HeaderList &headers)
 {
-    // Qt 6.4's responder takes its header list as an initializer_list, so the fields of an
-    // answer (known only at run time) go one writeHeader() at a time.
-    bool ok = m_responder.writeStatusLine(status);
-    for (const auto &[name, value] : headers)
-        ok = ok && m_responder.writeHeader(name, value);
-    for (const auto &[name, value] : commonHeaders())
-        ok = ok && m_responder.writeHeader(name, value);
-    return ok;
+    // The status line is Qt's (with its reason phrases); the fields go in one write.
+    return m_responder.writeStatusLine(status)
+            && m_responder.writeHeaders(headers, commonHeaders());
 }
 
 void HttpExchange::complete()

@@ -45,6 +45,30 @@ const char *reason(int status)
     }
 }
 
+qsizetype fieldsSize(const HeaderList &headers)
+{
+    qsizetype size = 0;
+    for (const auto &[name, value] : headers)
+        size += name.size() + 2 + value.size() + 2;
+    return size;
+}
+
+// Copies `piece` to `at` and returns the end of the copy.
+char *put(char *at, QByteArrayView piece)
+{
+    if (piece.isEmpty())
+        return at;  // an empty view may have no data pointer at all
+    std::memcpy(at, piece.data(), size_t(piece.size()));
+    return at + piece.size();
+}
+
+char *putFields(char *at, const HeaderList &headers)
+{
+    for (const auto &[name, value] : headers)
+        at = put(put(put(put(at, name), ": "), value), "\r\n");
+    return at;
+}
+
 // Writes the status line and the header fields, and `tail` after them, into one array sized
 // once and written through a pointer: an answer is a handful of short fields, and appending them
 // piece by piece cost more than the bytes.
@@ -54,32 +78,14 @@ QByteArray headLines(int status, const HeaderList &headers,
     const QByteArrayView phrase(reason(status));
     char code[12];
     const QByteArrayView number(code, std::to_chars(code, code + sizeof code, status).ptr - code);
-    qsizetype size = 9 + number.size() + 1 + phrase.size() + 2;
-    for (const auto &[name, value] : headers)
-        size += name.size() + 2 + value.size() + 2;
+    qsizetype size = 9 + number.size() + 1 + phrase.size() + 2 + fieldsSize(headers);
     for (const QByteArrayView piece : tail)
         size += piece.size();
     QByteArray out(size, Qt::Uninitialized);
-    char *at = out.data();
-    const auto put = [&at](QByteArrayView piece) {
-        if (piece.isEmpty())
-            return;  // an empty view may have no data pointer at all
-        std::memcpy(at, piece.data(), size_t(piece.size()));
-        at += piece.size();
-    };
-    put("HTTP/1.1 ");
-    put(number);
-    put(" ");
-    put(phrase);
-    put("\r\n");
-    for (const auto &[name, value] : headers) {
-        put(name);
-        put(": ");
-        put(value);
-        put("\r\n");
-    }
+    char *at = put(put(put(put(put(out.data(), "HTTP/1.1 "), number), " "), phrase), "\r\n");
+    at = putFields(at, headers);
     for (const QByteArrayView piece : tail)
-        put(piece);
+        at = put(at, piece);
     return out;
 }
 
@@ -98,6 +104,13 @@ QByteArray withLength(int status, const HeaderList &headers, qint64 contentLengt
 QByteArray HttpResponse::full(int status, const HeaderList &headers, const QByteArray &body)
 {
     return withLength(status, headers, body.size(), body);
+}
+
+QByteArray HttpResponse::fieldLines(const HeaderList &first, const HeaderList &second)
+{
+    QByteArray out(fieldsSize(first) + fieldsSize(second), Qt::Uninitialized);
+    putFields(putFields(out.data(), first), second);
+    return out;
 }
 
 QByteArray HttpResponse::date()
