@@ -266,6 +266,13 @@ RawConnection::RawConnection(quint16 port)
 {
 }
 
+RawConnection::RawConnection(quint16 port, const QString &fromAddress)
+    : m_socket(std::make_unique<Poco::Net::StreamSocket>())
+{
+    m_socket->impl()->bind(Poco::Net::SocketAddress(fromAddress.toStdString(), 0));
+    m_socket->connect(Poco::Net::SocketAddress("127.0.0.1", port));
+}
+
 RawConnection::~RawConnection() = default;
 
 bool RawConnection::send(const QByteArray &bytes)

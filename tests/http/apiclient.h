@@ -100,6 +100,8 @@ private:
 class RawConnection {
 public:
     explicit RawConnection(quint16 port);
+    // From `fromAddress` (another loopback address, e.g. 127.0.0.2) to 127.0.0.1.
+    RawConnection(quint16 port, const QString &fromAddress);
     ~RawConnection();
 
     bool send(const QByteArray &bytes);

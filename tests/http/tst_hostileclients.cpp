@@ -55,6 +55,7 @@ private slots:
     void headDeadlineEndsATrickle();
     void slowBodyIs408();
     void connectionsPastTheCapAre503();
+    void connectionsPastTheCapOfOneClientAre503();
     void pipelinedRequestsAreAnsweredInOrderAcrossRefusals();
     void connectionCloseEndsTheConnectionAfterItsAnswer();
     void headIsAnsweredForEveryGetRoute();
@@ -261,6 +262,37 @@ void tst_HostileClients::connectionsPastTheCapAre503()
     // One of them leaves: a new connection is served again (once the server saw it go).
     held.pop_back();
     QVERIFY(servedConnection());
+}
+
+void tst_HostileClients::connectionsPastTheCapOfOneClientAre503()
+{
+    // --max-connections-per-client 2: a third connection from 127.0.0.1 is refused, while one
+    // from another address (127.0.0.2, on the loopback too) is served: the cap is per address,
+    // not the total.
+    ServerProcess server;
+    QVERIFY2(server.start({QStringLiteral("--max-connections-per-client"), QStringLiteral("2")}),
+             qPrintable(server.error()));
+    const QByteArray healthz = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    RawConnection first(server.port());
+    RawConnection second(server.port());
+    for (RawConnection *held : {&first, &second}) {
+        QVERIFY(held->send(healthz));
+        QVERIFY(held->readResponses(1, 10000).startsWith("HTTP/1.1 200 "));
+    }
+    RawConnection third(server.port());
+    QVERIFY(third.send(healthz));
+    bool closed = false;
+    const QByteArray refused = third.readUntilClosed(10000, &closed);
+    QVERIFY2(refused.startsWith("HTTP/1.1 503 "), refused.constData());
+    QCOMPARE(errorOf(refused).value(QStringLiteral("code")).toString(), QStringLiteral("too_many_connections"));
+    QVERIFY(headOf(refused).contains("\r\nretry-after: "));
+    QVERIFY(closed);
+
+    RawConnection otherClient(server.port(), QStringLiteral("127.0.0.2"));
+    QVERIFY(otherClient.send(healthz));
+    const QByteArray served = otherClient.readResponses(1, 10000);
+    QVERIFY2(served.startsWith("HTTP/1.1 200 "), served.constData());
+    QCOMPARE(server.stop(), 0);
 }
 
 void tst_HostileClients::pipelinedRequestsAreAnsweredInOrderAcrossRefusals()
