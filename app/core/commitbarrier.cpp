@@ -30,22 +30,42 @@ void CommitBarrier::hold(const ExecutionPtr &execution, const sdk::Event &done, 
     m_held.insert(execution->id(), Held{execution, done, durationMs});
     if (!durable)
         return;
-    // Not released here: the context that concludes a run goes on with its bookkeeping (its
-    // state, the next queued run) before anyone hears that the run ended, as for a release that
-    // comes from the writer. A call queued to this thread costs no thread switch.
-    if (m_durable.isEmpty())
-        QMetaObject::invokeMethod(this, &CommitBarrier::releaseDurable, Qt::QueuedConnection);
+    // Not released here: the caller goes on with its bookkeeping (its state, the next queued
+    // run) before anyone hears that the run ended, as for a release that comes from the writer.
+    // An open Batch releases it when it closes; otherwise a call queued to this thread does, at
+    // the next loop turn (no thread switch, but a wake-up of the loop).
     m_durable.append(execution->id());
+    if (m_batches == 0 && !m_turnQueued) {
+        m_turnQueued = true;
+        QMetaObject::invokeMethod(this, [this] {
+            m_turnQueued = false;
+            releaseDurable();
+        }, Qt::QueuedConnection);
+    }
 }
 
 void CommitBarrier::releaseDurable()
 {
-    release(std::exchange(m_durable, {}));
+    if (!m_durable.isEmpty())
+        release(std::exchange(m_durable, {}));
+}
+
+CommitBarrier::Batch::Batch(CommitBarrier *barrier) : m_barrier(barrier)
+{
+    ++m_barrier->m_batches;
+}
+
+CommitBarrier::Batch::~Batch()
+{
+    // What a slot of the release holds anew is released by its own Batch or the next turn.
+    if (--m_barrier->m_batches == 0)
+        m_barrier->releaseDurable();
 }
 
 void CommitBarrier::releaseCommitted()
 {
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+    releaseDurable();  // also those an open Batch would release when it closes
 }
 
 void CommitBarrier::release(const QStringList &executionIds)

@@ -914,6 +914,9 @@ void Context::onSessionEvent(const Event &event)
 
 void Context::finish(const ExecutionPtr &execution, const Event &done)
 {
+    // The done is announced when this returns, after the bookkeeping below: not at the next
+    // loop turn, which would cost every round trip a wake-up of the event loop.
+    const CommitBarrier::Batch announceAtTheEnd(m_manager->m_completions);
     m_timeout.stop();
     Event final = done;
     if (m_timedOut) {
