@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace replhost::storage {
@@ -104,24 +105,37 @@ Result<void> PendingLog::append(quint64 seq, const QByteArray &payload)
         return makeError(QStringLiteral("storage"),
                          QStringLiteral("a record of %1 bytes is beyond the pending log's bound")
                              .arg(payload.size()));
-    QByteArray record(kHeaderSize, Qt::Uninitialized);
-    char *header = record.data();
+    char header[kHeaderSize];
     std::memcpy(header, kMagic, sizeof kMagic);
     qToLittleEndian<quint32>(quint32(payload.size()), header + 4);
     qToLittleEndian<quint64>(seq, header + 8);
     const QByteArray sum = digest(header + 4, payload);
     std::memcpy(header + 16, sum.constData(), kDigestSize);
-    record += payload;
 
-    qsizetype written = 0;
-    while (written < record.size()) {
-        const ssize_t n = ::write(m_fd, record.constData() + written, size_t(record.size() - written));
+    // Header and payload in one writev(2), without copying them into one buffer first: this is
+    // on the engine thread, once per run.
+    iovec parts[2] = {{header, size_t(kHeaderSize)},
+                      {const_cast<char *>(payload.constData()), size_t(payload.size())}};
+    iovec *part = parts;
+    int count = payload.isEmpty() ? 1 : 2;
+    while (count > 0) {
+        const ssize_t n = ::writev(m_fd, part, count);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return logError(QStringLiteral("cannot append to"), m_path, errno);
         }
-        written += n;
+        // Taken in part (a full disk, a signal): go on from where it stopped.
+        size_t left = size_t(n);
+        while (count > 0 && left >= part->iov_len) {
+            left -= part->iov_len;
+            ++part;
+            --count;
+        }
+        if (count > 0) {
+            part->iov_base = static_cast<char *>(part->iov_base) + left;
+            part->iov_len -= left;
+        }
     }
     return {};
 }
