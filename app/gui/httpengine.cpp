@@ -818,14 +818,18 @@ void HttpEngine::resume(const FollowPtr &follow, const QString &why)
 void HttpEngine::subscribe()
 {
     QPointer<HttpEngine> self(this);
-    const auto onMessage = [self](const QByteArray &type, const QString &, const QByteArray &data) {
+    auto ready = std::make_shared<bool>(false);
+    const auto onMessage = [self, ready](const QByteArray &type, const QString &, const QByteArray &data) {
+        *ready = *ready || type == "ready";
         if (self)
             self->takeEngineEvent(type, QJsonDocument::fromJson(data).object());
     };
-    const auto onEnd = [self](Result<void> ended) {
+    const auto onEnd = [self, ready](Result<void> ended) {
         if (!self)
             return;
-        if (!ended)
+        // A stream that was open and dropped is opened again first; only a stream that cannot
+        // be opened says the server cannot be reached.
+        if (!ended && !*ready)
             self->noteLost(ended.error().message);
         QTimer::singleShot(self->m_reconnectMs, self.data(), &HttpEngine::subscribe);
         self->m_reconnectMs = std::min(self->m_reconnectMs * 2, kReconnectMaxMs);
