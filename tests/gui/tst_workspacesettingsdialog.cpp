@@ -8,6 +8,7 @@
 #include "serverprocess.h"
 
 #include "core/engine.h"
+#include "core/workerconfinement.h"
 #include "gui/engineclient.h"
 #include "gui/httpengine.h"
 #include "gui/inprocessengine.h"
@@ -230,6 +231,20 @@ private slots:
         QCOMPARE(cpu->text(), QStringLiteral("no limit"));
         cpu->setValue(500);
         dialog.open();
+        // Where no cpu cgroup can be made the engine refuses a rate it cannot hold, and the
+        // dialog stays open with its reason (GET /v1/info says which machine this is).
+        const bool enforceable = core::WorkerConfinement::enforcement()
+                                         .value(QLatin1String("cpu_millicores")).toObject()
+                                         .value(QLatin1String("mechanism")).toString()
+                                 != QLatin1String("not enforced");
+        if (!enforceable) {
+            QVERIFY(!accepted(dialog));
+            QVERIFY2(dialog.errorText().contains(QLatin1String("cpu_millicores")),
+                     qPrintable(dialog.errorText()));
+            QVERIFY(dialog.isVisible());
+            QCOMPARE(m_backend->settings(QStringLiteral("w"))->limits.cpuMillicores, 0);
+            return;
+        }
         QVERIFY2(accepted(dialog), qPrintable(dialog.errorText()));
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(m_backend->settings(QStringLiteral("w"))->limits.cpuMillicores, 500);
